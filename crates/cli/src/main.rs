@@ -1,0 +1,2 @@
+//! The `joulenet` command-line tool.
+fn main() {}

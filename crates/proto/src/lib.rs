@@ -1,0 +1,21 @@
+//! Sans-IO transport protocols for joulenet.
+//!
+//! Every protocol here is a set of [`Agent`]s: pure state machines that see the
+//! world only through the [`Net`] context. Two drivers implement `Net`: the
+//! discrete-event simulator (`joulenet-sim`) and the real-network runtime. An
+//! agent never reads a clock, a socket or an RNG it was not handed.
+//!
+//! This crate must not depend on the simulator, on any socket or async runtime,
+//! or on anything that reads the wall clock. It depends only on `joulenet-wire`
+//! (byte formats) and `rand_core` (the RNG trait a driver hands in).
+
+pub mod net;
+pub mod stats;
+pub mod time;
+
+pub use net::{
+    AccessClass, Addr, Agent, AppRead, LinkInfo, Net, NetworkHeader, NodeId, RadioControl,
+    RadioMode, Route, TimerId, TransportEvent, TxOpts, MAX_TIMERS,
+};
+pub use stats::{RttStats, TransportStats};
+pub use time::{Duration, Time};

@@ -1,0 +1,232 @@
+//! The contract between a protocol agent and the driver that runs it.
+//!
+//! Both the simulator and the real-network runtime implement [`Net`]; every
+//! protocol implements [`Agent`]. Callbacks run to completion: an agent reacts
+//! to one packet, timer or application event, calls `Net` to act, and returns.
+//! The driver never calls back into an agent from inside a `Net` method.
+
+use crate::stats::TransportStats;
+use crate::time::Time;
+
+/// A node of the network (a host, router, base station or mesh node).
+pub type NodeId = u32;
+
+/// A transport endpoint: a node and a port on it. In the simulator the port
+/// selects the agent on the node; in the runtime an `Addr` stands for a peer
+/// socket address that the runtime maps.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Addr {
+    pub node: NodeId,
+    pub port: u16,
+}
+
+impl Addr {
+    pub const fn new(node: NodeId, port: u16) -> Addr {
+        Addr { node, port }
+    }
+}
+
+impl core::fmt::Display for Addr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}:{}", self.node, self.port)
+    }
+}
+
+/// How many timers one agent may have armed at once. Each agent names its
+/// timers with small integers (a fixed table, as in quinn-proto).
+pub const MAX_TIMERS: usize = 16;
+
+/// One of an agent's timers; the agent chooses the meaning of each index.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TimerId(pub u8);
+
+/// The network-layer header that travels in front of the transport bytes.
+/// It decides the per-packet overhead a link charges and what a pcap shows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NetworkHeader {
+    /// A 20-byte IPv4 header with this protocol number (6 = TCP, 17 = UDP,
+    /// 253/254 = experimental, used by the papers' protocols).
+    Ipv4 { protocol: u8 },
+    /// No separate network header: the transport header already carries (or
+    /// has compressed away) the addressing, as E2TCP's compact header does.
+    None,
+}
+
+impl NetworkHeader {
+    pub const fn len(self) -> usize {
+        match self {
+            NetworkHeader::Ipv4 { .. } => 20,
+            NetworkHeader::None => 0,
+        }
+    }
+    pub const fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for NetworkHeader {
+    fn default() -> Self {
+        NetworkHeader::Ipv4 { protocol: 253 }
+    }
+}
+
+/// 802.11e access category, lowest priority last.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AccessClass {
+    Voice,
+    Video,
+    #[default]
+    BestEffort,
+    Background,
+}
+
+/// Per-packet requests to the layers below.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxOpts {
+    pub network_header: NetworkHeader,
+    /// Link-layer transmission attempts for this packet (1 = no link
+    /// retransmission), overriding the link's configured retry limit. JTP sets
+    /// this per packet from its loss tolerance.
+    pub link_attempts: Option<u8>,
+    pub access_class: AccessClass,
+    /// The packet may share a transmit opportunity with the next ones queued.
+    pub burst: bool,
+}
+
+impl TxOpts {
+    pub const fn ipv4(protocol: u8) -> TxOpts {
+        TxOpts {
+            network_header: NetworkHeader::Ipv4 { protocol },
+            link_attempts: None,
+            access_class: AccessClass::BestEffort,
+            burst: false,
+        }
+    }
+}
+
+/// What the layers below know about the link to a neighbour.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct LinkInfo {
+    pub rate_bps: u64,
+    pub up: bool,
+    /// Packets waiting in the interface queue toward this neighbour.
+    pub queue_len: usize,
+    /// Estimated probability that one link-layer attempt fails.
+    pub loss_estimate: Option<f64>,
+    /// Estimated rate still available toward this neighbour (TDMA idle slots).
+    pub available_rate_bps: Option<f64>,
+    /// Expected transmission count (1 / delivery ratio), where measured.
+    pub etx: Option<f64>,
+}
+
+/// The next hop toward a destination, as the routing layer sees it now.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub next_hop: NodeId,
+    /// Estimated hops left to the destination.
+    pub hops: u32,
+}
+
+/// The answer to [`Net::app_read`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AppRead {
+    /// This many bytes were written into the buffer (at least one).
+    Data(usize),
+    /// Nothing to send now; [`Agent::on_app_ready`] will be called when there is.
+    Pending,
+    /// The application has no more data, ever: close the sending direction.
+    Finished,
+}
+
+/// Milestones of a connection, reported to the driver for metrics and apps.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TransportEvent {
+    /// The handshake completed.
+    Established,
+    /// Both directions are closed; the agent will send nothing more.
+    Closed,
+    /// The connection gave up (too many retransmissions, reset by the peer).
+    Aborted,
+}
+
+/// Radio power modes an agent may request (for power management such as
+/// RCP's sleep-while-the-channel-is-bad).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RadioMode {
+    Awake,
+    Sleep,
+    Off,
+}
+
+/// The node's radio as an agent may drive it.
+pub trait RadioControl {
+    /// Request a mode; waking takes the radio's transition time, during which
+    /// it neither sends nor receives.
+    fn set_mode(&mut self, mode: RadioMode);
+    fn mode(&self) -> RadioMode;
+}
+
+/// What an agent may see and do. Implemented by the simulator and the runtime.
+pub trait Net {
+    /// The current time. In the simulator, the time of the event being handled.
+    fn now(&self) -> Time;
+    /// This agent's own endpoint.
+    fn local(&self) -> Addr;
+    /// Send a packet toward `to`. The driver routes it, queues it, and may drop
+    /// it (full queue, link loss): delivery is never promised.
+    fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts);
+    /// An empty buffer to build a packet in, recycled by the driver when it can
+    /// (an optimisation only: a fresh `Vec` is always acceptable to `send`).
+    fn packet_buffer(&mut self) -> Vec<u8> {
+        Vec::with_capacity(2048)
+    }
+    /// Arm `timer` to fire at `at`, replacing any earlier setting.
+    fn set_timer(&mut self, timer: TimerId, at: Time);
+    /// Disarm `timer`; a no-op if it is not armed.
+    fn cancel_timer(&mut self, timer: TimerId);
+    /// The agent's own random stream (seeded and named in the simulator).
+    fn rng(&mut self) -> &mut dyn rand_core::RngCore;
+    /// Take bytes from the sending application into `buf`.
+    fn app_read(&mut self, buf: &mut [u8]) -> AppRead;
+    /// Hand bytes, in order and exactly once, to the receiving application.
+    fn deliver(&mut self, data: &[u8]);
+    /// The peer will send nothing more: end of stream for the application.
+    fn deliver_finished(&mut self);
+    /// Report a connection milestone.
+    fn event(&mut self, event: TransportEvent);
+    /// Routing: the next hop toward `dst`, if any is known.
+    fn route(&self, dst: NodeId) -> Option<Route>;
+    /// What the link layer knows of the link toward a neighbour.
+    fn link(&self, neighbour: NodeId) -> Option<LinkInfo>;
+    /// The local radio, for power management.
+    fn radio(&mut self) -> &mut dyn RadioControl;
+}
+
+/// A protocol state machine living on one node.
+pub trait Agent {
+    /// Short protocol name, as used in scenarios and reports ("newreno").
+    fn protocol(&self) -> &'static str;
+    /// Called once when the agent's flow starts: a client opens its
+    /// connection, a server starts listening.
+    fn start(&mut self, net: &mut dyn Net);
+    /// A packet addressed to this agent arrived from `from`.
+    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]);
+    /// A timer armed with [`Net::set_timer`] expired.
+    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId);
+    /// The application has data (or end of data) that it did not have when
+    /// [`Net::app_read`] last answered `Pending`.
+    fn on_app_ready(&mut self, _net: &mut dyn Net) {}
+    /// A frame overheard on a shared medium (promiscuous mode), for agents
+    /// that cache what passes by.
+    fn on_overheard(&mut self, _net: &mut dyn Net, _packet: &[u8]) {}
+    /// Counters every protocol keeps.
+    fn stats(&self) -> &TransportStats;
+    /// A named instantaneous value for time series ("cwnd", "ssthresh",
+    /// "srtt", "wave_level"); `None` if the agent has no such value.
+    fn gauge(&self, _name: &str) -> Option<f64> {
+        None
+    }
+    /// True when the agent has finished: it will send nothing more and needs
+    /// no more timers.
+    fn is_closed(&self) -> bool;
+}

@@ -1,0 +1,65 @@
+//! Counters every transport agent keeps, read by the drivers' observers.
+//!
+//! Byte counts are transport bytes: transport header plus payload. Network and
+//! link headers are counted by the layers that add them.
+
+use crate::time::Duration;
+
+/// Round-trip time samples a sender has taken.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct RttStats {
+    pub samples: u64,
+    pub sum_ns: u128,
+    pub min: Option<Duration>,
+    pub max: Option<Duration>,
+    /// The smoothed RTT now (RFC 6298 SRTT, or the protocol's equivalent).
+    pub smoothed: Option<Duration>,
+}
+
+impl RttStats {
+    pub fn record(&mut self, rtt: Duration) {
+        self.samples += 1;
+        self.sum_ns += rtt.0 as u128;
+        self.min = Some(self.min.map_or(rtt, |m| m.min(rtt)));
+        self.max = Some(self.max.map_or(rtt, |m| m.max(rtt)));
+    }
+    pub fn mean(&self) -> Option<Duration> {
+        (self.samples > 0).then(|| Duration((self.sum_ns / self.samples as u128) as u64))
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TransportStats {
+    /// First transmissions of segments carrying application data.
+    pub data_packets: u64,
+    pub data_bytes: u64,
+    /// Application bytes in first transmissions (no headers).
+    pub payload_bytes: u64,
+    /// Retransmissions of segments carrying application data.
+    pub retransmitted_packets: u64,
+    pub retransmitted_bytes: u64,
+    /// Segments carrying no application data: ACKs, SYN, FIN, probes, requests.
+    pub control_packets: u64,
+    pub control_bytes: u64,
+    pub packets_received: u64,
+    pub bytes_received: u64,
+    /// Packets that failed to parse: counted and dropped.
+    pub malformed_dropped: u64,
+    /// Well-formed packets that did not fit the connection's state
+    /// (duplicates, strangers, replays): counted and dropped.
+    pub unexpected_dropped: u64,
+    pub timeouts: u64,
+    /// Loss-recovery episodes entered without a timeout (fast retransmit).
+    pub fast_recoveries: u64,
+    pub rtt: RttStats,
+}
+
+impl TransportStats {
+    /// Every transport byte this agent put on the network.
+    pub fn total_bytes_sent(&self) -> u64 {
+        self.data_bytes + self.retransmitted_bytes + self.control_bytes
+    }
+    pub fn total_packets_sent(&self) -> u64 {
+        self.data_packets + self.retransmitted_packets + self.control_packets
+    }
+}

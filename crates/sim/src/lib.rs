@@ -1,0 +1,1 @@
+//! The joulenet discrete-event simulator.
