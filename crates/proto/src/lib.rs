@@ -19,3 +19,4 @@ pub use net::{
 };
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
+pub mod udp;

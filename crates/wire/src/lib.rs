@@ -34,3 +34,5 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T> = core::result::Result<T, Error>;
+
+pub mod udp;

@@ -1,0 +1,354 @@
+//! The simulator's world apart from the agents: clock, event queue, links,
+//! radios, nodes and routes. Agents reach it only through [`crate::ctx::Ctx`].
+
+use std::collections::{HashMap, VecDeque};
+
+use joulenet_channel::battery::Battery;
+use joulenet_channel::loss::FrameInfo;
+use joulenet_channel::radio::RadioLedger;
+use joulenet_proto::{Addr, Duration, NodeId, RadioMode, Time};
+
+use crate::app::DelayLog;
+use crate::event::{AgentIndex, Event, EventQueue};
+use crate::frame::Frame;
+use crate::link::{Exchange, LinkIndex, Transmitter};
+use crate::pcap::Capture;
+
+/// A node's state beyond its links.
+#[derive(Debug, Default)]
+pub struct NodeState {
+    pub radios: Vec<u32>,
+    /// Outgoing link directions, in interface order.
+    pub links_out: Vec<LinkIndex>,
+    pub battery: Option<Battery>,
+    pub died_at: Option<Time>,
+    /// Packets that arrived for a port with no agent, or had no route.
+    pub unroutable: u64,
+    pub forwarded: u64,
+}
+
+impl NodeState {
+    pub fn alive(&self) -> bool {
+        self.died_at.is_none()
+    }
+}
+
+/// Per-flow observations kept outside the protocol: generation times of the
+/// bytes in flight, one log per direction (0 = client to server).
+#[derive(Debug, Default)]
+pub struct FlowObserver {
+    pub logs: [DelayLog; 2],
+}
+
+pub struct Core {
+    pub now: Time,
+    pub queue: EventQueue,
+    pub links: Vec<Transmitter>,
+    pub radios: Vec<RadioLedger>,
+    /// Which node each radio belongs to.
+    pub radio_node: Vec<NodeId>,
+    pub nodes: Vec<NodeState>,
+    /// `next_link[node][dst]`: the outgoing link direction toward `dst`.
+    pub next_link: Vec<Vec<Option<LinkIndex>>>,
+    pub hop_count: Vec<Vec<u32>>,
+    pub ports: HashMap<Addr, AgentIndex>,
+    pub flows: Vec<FlowObserver>,
+    pub loopback: VecDeque<Frame>,
+    pool: Vec<Vec<u8>>,
+    pub capture: Option<Capture>,
+}
+
+const POOL_LIMIT: usize = 4096;
+
+impl Core {
+    pub fn new(links: Vec<Transmitter>, radios: Vec<RadioLedger>, radio_node: Vec<NodeId>, nodes: Vec<NodeState>) -> Core {
+        let n = nodes.len();
+        let mut core = Core {
+            now: Time::ZERO,
+            queue: EventQueue::new(),
+            links,
+            radios,
+            radio_node,
+            nodes,
+            next_link: vec![vec![None; n]; n],
+            hop_count: vec![vec![u32::MAX; n]; n],
+            ports: HashMap::new(),
+            flows: Vec::new(),
+            loopback: VecDeque::new(),
+            pool: Vec::new(),
+            capture: None,
+        };
+        core.compute_routes();
+        core
+    }
+
+    /// Shortest paths by hop count (breadth-first from every node), ties
+    /// broken by link order so routes are deterministic.
+    pub fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        for src in 0..n {
+            let mut first = vec![None; n];
+            let mut dist = vec![u32::MAX; n];
+            dist[src] = 0;
+            let mut frontier = VecDeque::from([src]);
+            while let Some(u) = frontier.pop_front() {
+                for &l in &self.nodes[u].links_out {
+                    let v = self.links[l as usize].to as usize;
+                    if dist[v] == u32::MAX {
+                        dist[v] = dist[u] + 1;
+                        first[v] = if u == src { Some(l) } else { first[u] };
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            self.next_link[src] = first;
+            self.hop_count[src] = dist;
+        }
+    }
+
+    pub fn buffer(&mut self) -> Vec<u8> {
+        self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048))
+    }
+
+    pub fn recycle(&mut self, mut packet: Vec<u8>) {
+        if self.pool.len() < POOL_LIMIT && packet.capacity() >= 1024 {
+            packet.clear();
+            self.pool.push(packet);
+        }
+    }
+
+    /// A node hands a frame to the network layer: deliver locally or route.
+    pub fn send_from(&mut self, node: NodeId, frame: Frame) {
+        if !self.nodes[node as usize].alive() {
+            self.recycle(frame.packet);
+            return;
+        }
+        if frame.dst.node == node {
+            self.loopback.push_back(frame);
+            self.queue.push(self.now, Event::Loopback);
+            return;
+        }
+        self.forward(node, frame);
+    }
+
+    /// Route a frame one hop further from `node`.
+    pub fn forward(&mut self, node: NodeId, frame: Frame) {
+        let next = self.next_link.get(node as usize).and_then(|r| r.get(frame.dst.node as usize)).copied().flatten();
+        match next {
+            Some(l) => self.enqueue(l, frame),
+            None => {
+                self.nodes[node as usize].unroutable += 1;
+                self.recycle(frame.packet);
+            }
+        }
+    }
+
+    pub fn enqueue(&mut self, l: LinkIndex, frame: Frame) {
+        let link = &mut self.links[l as usize];
+        if link.busy || !link.queue.is_empty() {
+            if link.queue.len() >= link.params.queue_limit {
+                link.counters.queue_drops += 1;
+                self.recycle(frame.packet);
+                return;
+            }
+            link.queue.push_back(frame);
+            link.counters.peak_queue = link.counters.peak_queue.max(link.queue.len());
+            return;
+        }
+        self.transmit(l, frame);
+    }
+
+    /// The transmitter of `l` is free again.
+    pub fn transmit_done(&mut self, l: LinkIndex) {
+        let link = &mut self.links[l as usize];
+        link.busy = false;
+        if let Some(frame) = link.queue.pop_front() {
+            self.transmit(l, frame);
+        }
+    }
+
+    fn radio_usable(&self, radio: Option<u32>, t: Time) -> bool {
+        radio.is_none_or(|r| self.radios[r as usize].usable_at(t))
+    }
+
+    fn transmit(&mut self, l: LinkIndex, frame: Frame) {
+        let now = self.now;
+        let (from_radio, from) = {
+            let link = &self.links[l as usize];
+            (link.from_radio, link.from)
+        };
+        if !self.radio_usable(from_radio, now) || !self.nodes[from as usize].alive() {
+            // Asleep: hold the frame until the radio wakes (see `radio_woke`).
+            let link = &mut self.links[l as usize];
+            link.queue.push_front(frame);
+            return;
+        }
+        if let Some(c) = self.capture.as_mut() {
+            c.record(now, from, l, &frame);
+        }
+        let exchange = self.exchange(l, &frame);
+        let link = &mut self.links[l as usize];
+        link.busy = true;
+        link.counters.frames_offered += 1;
+        link.counters.busy_time += exchange.done_at - now;
+        self.queue.push(exchange.done_at, Event::TransmitDone(l));
+        match exchange.delivered_at {
+            Some(at) => {
+                link.in_flight.push_back((at, frame));
+                if link.in_flight.len() == 1 {
+                    self.queue.push(at, Event::Arrival(l));
+                }
+            }
+            None => {
+                link.counters.frames_lost += 1;
+                self.recycle(frame.packet);
+            }
+        }
+    }
+
+    /// Decide, when a frame starts, every attempt of its transmission: the
+    /// channel is a function of time, so the outcome is known now. Radio
+    /// activity is registered with the ledgers before it starts.
+    fn exchange(&mut self, l: LinkIndex, frame: &Frame) -> Exchange {
+        let now = self.now;
+        let li = l as usize;
+        let params = self.links[li].params.clone();
+        let (from_radio, to_radio, reverse) = (self.links[li].from_radio, self.links[li].to_radio, self.links[li].reverse);
+        let receiver_listening = self.radio_usable(to_radio, now + params.delay);
+        let bits = params.frame_bits(frame.network_len());
+        let t_frame = Duration::transmission(bits, params.rate_bps);
+        let d = params.delay;
+        let Some(arq) = params.arq else {
+            let lost = self.links[li].loss.is_lost(now, &FrameInfo { tx_start: now, tx_end: now + t_frame, bits });
+            self.count_attempt(li, bits, lost);
+            self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
+            let delivered = (!lost && receiver_listening).then_some(now + t_frame + d);
+            return Exchange { delivered_at: delivered, done_at: now + t_frame };
+        };
+        let attempts = frame.opts.link_attempts.unwrap_or(arq.max_attempts).max(1);
+        let ack_bits = arq.ack_bytes as u64 * 8;
+        let t_ack = Duration::transmission(ack_bits, params.rate_bps);
+        let ack_timeout = d + arq.sifs + t_ack + d;
+        let mut start = now;
+        let mut delivered = None;
+        for _ in 0..attempts {
+            let lost = self.links[li].loss.is_lost(now, &FrameInfo { tx_start: start, tx_end: start + t_frame, bits });
+            self.count_attempt(li, bits, lost);
+            self.register(from_radio, to_radio, start, t_frame, d, receiver_listening);
+            if lost || !receiver_listening {
+                start = start + t_frame + ack_timeout;
+                continue;
+            }
+            delivered.get_or_insert(start + t_frame + d);
+            let ack_start = start + t_frame + d + arq.sifs;
+            let ack_lost = self.links[reverse as usize].loss.is_lost(
+                now,
+                &FrameInfo { tx_start: ack_start, tx_end: ack_start + t_ack, bits: ack_bits },
+            );
+            self.register(to_radio, from_radio, ack_start, t_ack, d, true);
+            let c = &mut self.links[li].counters;
+            c.link_acks += 1;
+            if !ack_lost {
+                return Exchange { delivered_at: delivered, done_at: ack_start + t_ack + d };
+            }
+            c.link_acks_lost += 1;
+            start = start + t_frame + ack_timeout;
+        }
+        Exchange { delivered_at: delivered, done_at: start }
+    }
+
+    fn count_attempt(&mut self, li: usize, bits: u64, lost: bool) {
+        let c = &mut self.links[li].counters;
+        c.attempts += 1;
+        c.bytes_on_air += bits / 8;
+        c.attempts_lost += lost as u64;
+    }
+
+    /// Register one transmission of `airtime` starting at `start` with the
+    /// sending radio and, if it listens, the receiving radio.
+    fn register(&mut self, tx: Option<u32>, rx: Option<u32>, start: Time, airtime: Duration, delay: Duration, rx_listening: bool) {
+        if let Some(r) = tx {
+            self.radios[r as usize].add_tx(start, start + airtime);
+        }
+        if let (Some(r), true) = (rx, rx_listening) {
+            self.radios[r as usize].add_rx(start + delay, start + delay + airtime);
+        }
+    }
+
+    /// The oldest frame in flight on `l` arrives now. Returns it if the
+    /// receiving node can take it.
+    pub fn arrival(&mut self, l: LinkIndex) -> Option<Frame> {
+        let link = &mut self.links[l as usize];
+        let (at, frame) = link.in_flight.pop_front()?;
+        debug_assert_eq!(at, self.now);
+        if let Some(&(next, _)) = link.in_flight.front() {
+            self.queue.push(next, Event::Arrival(l));
+        }
+        let (to, to_radio) = (link.to, link.to_radio);
+        let listening = self.radio_usable(to_radio, self.now) && self.nodes[to as usize].alive();
+        if !listening {
+            self.links[l as usize].counters.frames_missed += 1;
+            self.recycle(frame.packet);
+            return None;
+        }
+        self.links[l as usize].counters.frames_delivered += 1;
+        if let Some(c) = self.capture.as_mut() {
+            c.record(self.now, to, l, &frame);
+        }
+        Some(frame)
+    }
+
+    /// Bring every radio's energy integration up to now.
+    pub fn advance_radios(&mut self) {
+        let now = self.now;
+        for r in &mut self.radios {
+            r.advance(now);
+        }
+    }
+
+    /// Energy a node's radios have used so far.
+    pub fn node_energy(&mut self, node: NodeId) -> f64 {
+        let now = self.now;
+        let radios = self.nodes[node as usize].radios.clone();
+        radios.iter().map(|&r| {
+            let ledger = &mut self.radios[r as usize];
+            ledger.advance(now);
+            ledger.consumed_j()
+        }).sum()
+    }
+
+    /// Switch every radio of `node` to `mode`; restart transmitters when they
+    /// become usable again.
+    pub fn set_radio_mode(&mut self, node: NodeId, mode: RadioMode) {
+        let now = self.now;
+        let radios = self.nodes[node as usize].radios.clone();
+        let mut usable = now;
+        for r in radios {
+            let ledger = &mut self.radios[r as usize];
+            ledger.advance(now);
+            usable = usable.max(ledger.set_mode(now, mode));
+        }
+        if mode == RadioMode::Awake {
+            for l in self.nodes[node as usize].links_out.clone() {
+                let link = &self.links[l as usize];
+                if !link.busy && !link.queue.is_empty() {
+                    self.links[l as usize].busy = true;
+                    self.queue.push(usable, Event::TransmitDone(l));
+                }
+            }
+        }
+    }
+
+    /// The battery of `node` ran out now: its radios go off for good and
+    /// everything it had queued is lost.
+    pub fn kill_node(&mut self, node: NodeId) {
+        self.set_radio_mode(node, RadioMode::Off);
+        self.nodes[node as usize].died_at = Some(self.now);
+        for l in self.nodes[node as usize].links_out.clone() {
+            let drained: Vec<Frame> = self.links[l as usize].queue.drain(..).collect();
+            for f in drained {
+                self.recycle(f.packet);
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The simulator's implementation of [`Net`]: what an agent sees while one of
+//! its callbacks runs.
+
+use joulenet_proto::{Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, TimerId, Time, TransportEvent, TxOpts};
+
+use crate::core::Core;
+use crate::endpoint::Endpoint;
+use crate::frame::Frame;
+
+pub struct Ctx<'a> {
+    pub core: &'a mut Core,
+    pub ep: &'a mut Endpoint,
+}
+
+impl Net for Ctx<'_> {
+    fn now(&self) -> Time {
+        self.core.now
+    }
+
+    fn local(&self) -> Addr {
+        self.ep.addr
+    }
+
+    fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        let frame = Frame { packet, src: self.ep.addr, dst: to, opts, sent_at: self.core.now };
+        self.core.send_from(self.ep.addr.node, frame);
+    }
+
+    fn packet_buffer(&mut self) -> Vec<u8> {
+        self.core.buffer()
+    }
+
+    fn set_timer(&mut self, timer: TimerId, at: Time) {
+        let at = at.max(self.core.now);
+        self.ep.set_timer(&mut self.core.queue, timer.0, at);
+    }
+
+    fn cancel_timer(&mut self, timer: TimerId) {
+        self.ep.cancel_timer(timer.0);
+    }
+
+    fn rng(&mut self) -> &mut dyn rand_core::RngCore {
+        &mut self.ep.rng
+    }
+
+    fn app_read(&mut self, buf: &mut [u8]) -> AppRead {
+        let log = &mut self.core.flows[self.ep.flow as usize].logs[self.ep.side as usize];
+        self.ep.source.read(self.core.now, buf, log)
+    }
+
+    fn deliver(&mut self, data: &[u8]) {
+        let log = &mut self.core.flows[self.ep.flow as usize].logs[1 - self.ep.side as usize];
+        self.ep.sink.consume(self.core.now, data, log);
+    }
+
+    fn deliver_finished(&mut self) {
+        self.ep.sink.finish(self.core.now);
+        // A receive-only application closes its side when the peer is done.
+        if self.ep.source.closes_with_peer() {
+            self.ep.source.finish();
+            self.ep.app_ready_pending = true;
+        }
+    }
+
+    fn event(&mut self, event: TransportEvent) {
+        let now = Some(self.core.now);
+        match event {
+            TransportEvent::Established => self.ep.established_at = self.ep.established_at.or(now),
+            TransportEvent::Closed => self.ep.closed_at = self.ep.closed_at.or(now),
+            TransportEvent::Aborted => self.ep.aborted_at = self.ep.aborted_at.or(now),
+        }
+    }
+
+    fn route(&self, dst: NodeId) -> Option<Route> {
+        let node = self.ep.addr.node as usize;
+        let l = (*self.core.next_link.get(node)?.get(dst as usize)?)?;
+        let hops = self.core.hop_count[node][dst as usize];
+        Some(Route { next_hop: self.core.links[l as usize].to, hops })
+    }
+
+    fn link(&self, neighbour: NodeId) -> Option<LinkInfo> {
+        let node = &self.core.nodes[self.ep.addr.node as usize];
+        let l = node.links_out.iter().copied().find(|&l| self.core.links[l as usize].to == neighbour)?;
+        let link = &self.core.links[l as usize];
+        let c = &link.counters;
+        let loss = (c.attempts > 0).then(|| c.attempts_lost as f64 / c.attempts as f64);
+        Some(LinkInfo {
+            rate_bps: link.params.rate_bps,
+            up: true,
+            queue_len: link.queue_len(),
+            loss_estimate: loss,
+            available_rate_bps: None,
+            etx: loss.filter(|&p| p < 1.0).map(|p| 1.0 / (1.0 - p)),
+        })
+    }
+
+    fn radio(&mut self) -> &mut dyn RadioControl {
+        self
+    }
+}
+
+impl RadioControl for Ctx<'_> {
+    fn set_mode(&mut self, mode: RadioMode) {
+        self.core.set_radio_mode(self.ep.addr.node, mode);
+    }
+
+    fn mode(&self) -> RadioMode {
+        let node = &self.core.nodes[self.ep.addr.node as usize];
+        node.radios.first().map_or(RadioMode::Awake, |&r| self.core.radios[r as usize].mode())
+    }
+}

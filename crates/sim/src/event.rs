@@ -1,0 +1,137 @@
+//! The event queue: a binary heap ordered by (time, insertion sequence).
+//!
+//! Ties at the same nanosecond are broken by insertion order, so a run is a
+//! pure function of (scenario, seed). The queue asserts that time never runs
+//! backwards.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use joulenet_proto::Time;
+
+/// Index of an agent in the simulation.
+pub type AgentIndex = u32;
+/// Index of one direction of a link.
+pub type LinkIndex = u32;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The frame being transmitted on a link direction has left the sender
+    /// (including its link-layer acknowledgement exchange).
+    TransmitDone(LinkIndex),
+    /// The oldest frame propagating on a link direction reaches its receiver.
+    Arrival(LinkIndex),
+    /// A frame sent by a node to itself.
+    Loopback,
+    /// An agent timer may be due.
+    Timer(AgentIndex, u8),
+    /// A flow's client and server start.
+    FlowStart(u32),
+    /// An application produces data, or reaches its stop time.
+    AppWake(AgentIndex),
+    /// Check whether a node's battery is empty.
+    BatteryCheck(u32),
+    /// Take one sample of every requested time series.
+    Sample,
+    /// The scenario's hard stop.
+    Stop,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Entry {
+    time: Time,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    next_seq: u64,
+    last_popped: Time,
+    popped: u64,
+}
+
+impl EventQueue {
+    pub fn new() -> EventQueue {
+        EventQueue::default()
+    }
+
+    /// Schedule `event` at `time`, which must not be in the past.
+    pub fn push(&mut self, time: Time, event: Event) {
+        debug_assert!(time >= self.last_popped, "event scheduled in the past: {time:?} < {:?}", self.last_popped);
+        let time = time.max(self.last_popped);
+        self.heap.push(Entry { time, seq: self.next_seq, event });
+        self.next_seq += 1;
+    }
+
+    pub fn pop(&mut self) -> Option<(Time, Event)> {
+        let e = self.heap.pop()?;
+        assert!(e.time >= self.last_popped, "time ran backwards");
+        self.last_popped = e.time;
+        self.popped += 1;
+        Some((e.time, e.event))
+    }
+
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Events handled so far.
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_in_time_order_and_ties_in_insertion_order() {
+        let mut q = EventQueue::new();
+        q.push(Time(5), Event::Sample);
+        q.push(Time(1), Event::Stop);
+        q.push(Time(5), Event::Arrival(1));
+        q.push(Time(5), Event::Arrival(2));
+        q.push(Time(3), Event::TransmitDone(0));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (Time(1), Event::Stop),
+                (Time(3), Event::TransmitDone(0)),
+                (Time(5), Event::Sample),
+                (Time(5), Event::Arrival(1)),
+                (Time(5), Event::Arrival(2)),
+            ]
+        );
+        assert_eq!(q.popped(), 5);
+    }
+}

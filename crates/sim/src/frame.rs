@@ -1,0 +1,32 @@
+//! A packet in the simulated network, with the addressing a network header
+//! carries.
+
+use joulenet_proto::{Addr, NetworkHeader, Time, TxOpts};
+
+/// One transport packet on its way through the network. `packet` holds the
+/// real transport bytes the agent built; the network header is represented
+/// by `src`, `dst` and `header` (it is synthesised as real bytes only when a
+/// pcap is written) and its length is charged on every link.
+#[derive(Debug)]
+pub struct Frame {
+    pub packet: Vec<u8>,
+    pub src: Addr,
+    pub dst: Addr,
+    pub opts: TxOpts,
+    /// When the agent handed it to the network.
+    pub sent_at: Time,
+}
+
+impl Frame {
+    /// Bytes of network header plus transport bytes.
+    pub fn network_len(&self) -> usize {
+        self.opts.network_header.len() + self.packet.len()
+    }
+
+    pub fn ip_protocol(&self) -> Option<u8> {
+        match self.opts.network_header {
+            NetworkHeader::Ipv4 { protocol } => Some(protocol),
+            NetworkHeader::None => None,
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Point-to-point links: one [`Transmitter`] per direction.
+//!
+//! A direction has a rate, a propagation delay, a drop-tail queue, a per-frame
+//! link-layer overhead, an optional link-layer ARQ, and its own loss process.
+//! Links are full duplex, as ns-2/ns-3 point-to-point links are: the two
+//! directions never contend. Link-layer ACKs travel on the reverse direction's
+//! channel (they face its loss process) without queueing behind its data,
+//! which is the full-duplex assumption applied to control frames.
+
+use std::collections::VecDeque;
+
+use joulenet_channel::loss::LossProcess;
+use joulenet_proto::{Duration, NodeId, Time};
+
+use crate::frame::Frame;
+
+pub type LinkIndex = u32;
+
+/// Link-layer retransmission: stop-and-wait with an ACK per frame.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Arq {
+    /// Transmissions per frame including the first (retry limit + 1).
+    pub max_attempts: u8,
+    /// Size of a link-layer ACK on the air, overhead included.
+    pub ack_bytes: u32,
+    /// Gap between the end of a data frame and the start of its ACK.
+    pub sifs: Duration,
+}
+
+/// The fixed properties of one link direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkParams {
+    pub rate_bps: u64,
+    pub delay: Duration,
+    /// Frames that may wait behind the one being transmitted.
+    pub queue_limit: usize,
+    /// Link-layer bytes added to every frame (MAC header, FCS, preamble).
+    pub overhead_bytes: u32,
+    pub arq: Option<Arq>,
+}
+
+impl LinkParams {
+    pub fn frame_bits(&self, network_len: usize) -> u64 {
+        (network_len as u64 + self.overhead_bytes as u64) * 8
+    }
+}
+
+/// What happened on a link direction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkCounters {
+    /// Frames handed to the link (after the queue accepted them).
+    pub frames_offered: u64,
+    /// Transmission attempts, and their bytes on the air (overhead included).
+    pub attempts: u64,
+    pub bytes_on_air: u64,
+    /// Attempts the channel corrupted.
+    pub attempts_lost: u64,
+    /// Frames that reached the receiver (once each).
+    pub frames_delivered: u64,
+    /// Frames dropped because the queue was full.
+    pub queue_drops: u64,
+    /// Frames given up on by link-layer ARQ or lost without ARQ.
+    pub frames_lost: u64,
+    /// Frames that arrived while the receiving radio was asleep or dead.
+    pub frames_missed: u64,
+    pub link_acks: u64,
+    pub link_acks_lost: u64,
+    pub peak_queue: usize,
+    /// Time the transmitter was busy (sending or waiting for a link ACK).
+    pub busy_time: Duration,
+}
+
+/// One direction of a point-to-point link.
+pub struct Transmitter {
+    pub params: LinkParams,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub from_radio: Option<u32>,
+    pub to_radio: Option<u32>,
+    /// The opposite direction of the same link.
+    pub reverse: LinkIndex,
+    pub loss: Box<dyn LossProcess>,
+    pub queue: VecDeque<Frame>,
+    /// A transmission (with its ACK exchange) is in progress.
+    pub busy: bool,
+    /// Frames propagating toward the receiver, in arrival order.
+    pub in_flight: VecDeque<(Time, Frame)>,
+    pub counters: LinkCounters,
+    /// Wireless (has radios) or wired.
+    pub wireless: bool,
+}
+
+impl Transmitter {
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+/// The outcome of transmitting one frame, decided when it starts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// When the frame reaches the receiver, if it ever does.
+    pub delivered_at: Option<Time>,
+    /// When the transmitter is free for the next frame.
+    pub done_at: Time,
+}

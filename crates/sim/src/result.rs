@@ -1,0 +1,352 @@
+//! What a run produces: per-flow, per-node and per-link results and a
+//! summary, each serialisable, plus the context that made them.
+
+use std::collections::BTreeMap;
+
+use joulenet_channel::radio::EnergyReport;
+use joulenet_proto::Time;
+use serde::Serialize;
+
+use crate::metrics::jain_index;
+use crate::series::SeriesRow;
+use crate::simulation::Simulation;
+
+/// How a number was made: attached to every row that leaves joulenet.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunContext {
+    pub scenario: String,
+    pub scenario_hash: String,
+    pub seed: u64,
+    /// Parameter overrides applied to the scenario (sweep point, --set).
+    pub params: BTreeMap<String, String>,
+    pub joulenet_version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowResult {
+    pub flow: usize,
+    pub label: String,
+    pub protocol: String,
+    pub app: String,
+    pub from: u32,
+    pub to: u32,
+    pub start_s: f64,
+    /// Bytes the receiving application got, in order.
+    pub bytes_delivered: u64,
+    /// Bytes the application wanted to send, when known (bulk transfers).
+    pub bytes_requested: Option<u64>,
+    pub completed: bool,
+    /// From the flow's start to the last byte delivered.
+    pub completion_time_s: Option<f64>,
+    /// From the flow's start until both ends had closed.
+    pub close_time_s: Option<f64>,
+    pub goodput_bps: f64,
+    pub data_packets: u64,
+    pub data_bytes: u64,
+    pub retransmitted_packets: u64,
+    pub retransmitted_bytes: u64,
+    /// Packets without application data from both ends (ACKs, SYN, FIN, ...).
+    pub control_packets: u64,
+    pub control_bytes: u64,
+    /// Every transport byte both ends sent.
+    pub transport_bytes: u64,
+    /// transport_bytes − bytes_delivered.
+    pub byte_overhead: i64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub malformed_dropped: u64,
+    pub delay_mean_ms: Option<f64>,
+    pub delay_p50_ms: Option<f64>,
+    pub delay_p95_ms: Option<f64>,
+    pub delay_p99_ms: Option<f64>,
+    pub delay_max_ms: Option<f64>,
+    pub rtt_mean_ms: Option<f64>,
+    pub rtt_min_ms: Option<f64>,
+    /// Deliveries whose bytes were not the stream's (a transport bug).
+    pub corrupt_deliveries: u64,
+    pub aborted: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeResult {
+    pub node: u32,
+    pub name: String,
+    pub radios: usize,
+    pub energy_j: f64,
+    pub tx_j: f64,
+    pub rx_j: f64,
+    pub idle_j: f64,
+    pub sleep_j: f64,
+    pub off_j: f64,
+    pub transition_j: f64,
+    pub tx_s: f64,
+    pub rx_s: f64,
+    pub idle_s: f64,
+    pub sleep_s: f64,
+    pub frames_sent: u64,
+    pub frames_received: u64,
+    pub bytes_on_air: u64,
+    pub battery_j: Option<f64>,
+    /// When the battery ran out (the node's lifetime), if it did.
+    pub died_at_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkResult {
+    pub link: usize,
+    pub from: u32,
+    pub to: u32,
+    pub attempts: u64,
+    pub attempts_lost: u64,
+    pub frames_delivered: u64,
+    pub queue_drops: u64,
+    pub frames_lost: u64,
+    pub frames_missed: u64,
+    pub link_acks: u64,
+    pub peak_queue: usize,
+    pub utilisation: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub duration_s: f64,
+    pub stopped_by_limit: bool,
+    pub flows: usize,
+    pub flows_completed: usize,
+    pub bytes_delivered: u64,
+    pub aggregate_goodput_bps: f64,
+    pub jain_fairness: Option<f64>,
+    pub energy_j: f64,
+    pub energy_per_bit_j: Option<f64>,
+    /// E2TCP's minimum energy M: every delivered byte once over each wireless
+    /// hop of its path, no header, ACK or retransmission.
+    pub minimum_energy_j: f64,
+    /// ε = M / S.
+    pub efficiency: Option<f64>,
+    /// o = W / M = (S − M) / M.
+    pub energy_overhead: Option<f64>,
+    pub events: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunResult {
+    pub context: RunContext,
+    pub flows: Vec<FlowResult>,
+    pub nodes: Vec<NodeResult>,
+    pub links: Vec<LinkResult>,
+    pub summary: Summary,
+    pub series: Vec<SeriesRow>,
+    #[serde(skip)]
+    pub pcap: Option<crate::pcap::Capture>,
+}
+
+fn ms(d: Option<joulenet_proto::Duration>) -> Option<f64> {
+    d.map(|d| d.as_millis_f64())
+}
+
+pub(crate) fn collect(mut sim: Simulation) -> RunResult {
+    let end = sim.end;
+    let flows: Vec<FlowResult> = (0..sim.flow_agents.len()).map(|f| flow_result(&sim, f, end)).collect();
+    let nodes: Vec<NodeResult> = (0..sim.core.nodes.len()).map(|n| node_result(&mut sim, n)).collect();
+    let links = link_results(&sim, end);
+    let summary = summary(&sim, &flows, &nodes, end);
+    RunResult {
+        context: RunContext { scenario: sim.spec.name.clone(), seed: sim.seed, ..RunContext::default() },
+        flows,
+        nodes,
+        links,
+        summary,
+        series: sim.sampler.take().map(|s| s.rows).unwrap_or_default(),
+        pcap: sim.core.capture.take(),
+    }
+}
+
+fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
+    let spec = &sim.spec.flows[f];
+    let (c, s) = sim.flow_agents[f];
+    let (client, server) = (&sim.endpoints[c as usize], &sim.endpoints[s as usize]);
+    let (cs, ss) = (sim.agents[c as usize].stats(), sim.agents[s as usize].stats());
+    let start = Time::ZERO + spec.start;
+    let sink = &server.sink;
+    let requested = spec.app.total_bytes();
+    let completed = match requested {
+        Some(n) => sink.delivered >= n,
+        None => client.done && (server.done || spec.protocol.is_datagram()),
+    };
+    let completion = completed.then(|| sink.last_delivery.unwrap_or(end).saturating_since(start).as_secs_f64());
+    let closed = match (client.closed_at, server.closed_at) {
+        (Some(a), Some(b)) => Some(a.max(b).saturating_since(start).as_secs_f64()),
+        _ => None,
+    };
+    let active = completion.unwrap_or_else(|| end.saturating_since(start).as_secs_f64());
+    let transport_bytes = cs.total_bytes_sent() + ss.total_bytes_sent();
+    FlowResult {
+        flow: f,
+        label: spec.label.clone(),
+        protocol: spec.protocol.name().to_string(),
+        app: spec.app.name().to_string(),
+        from: spec.from,
+        to: spec.to,
+        start_s: spec.start.as_secs_f64(),
+        bytes_delivered: sink.delivered,
+        bytes_requested: requested,
+        completed,
+        completion_time_s: completion,
+        close_time_s: closed,
+        goodput_bps: if active > 0.0 { sink.delivered as f64 * 8.0 / active } else { 0.0 },
+        data_packets: cs.data_packets + ss.data_packets,
+        data_bytes: cs.data_bytes + ss.data_bytes,
+        retransmitted_packets: cs.retransmitted_packets + ss.retransmitted_packets,
+        retransmitted_bytes: cs.retransmitted_bytes + ss.retransmitted_bytes,
+        control_packets: cs.control_packets + ss.control_packets,
+        control_bytes: cs.control_bytes + ss.control_bytes,
+        transport_bytes,
+        byte_overhead: transport_bytes as i64 - sink.delivered as i64,
+        timeouts: cs.timeouts + ss.timeouts,
+        fast_recoveries: cs.fast_recoveries + ss.fast_recoveries,
+        malformed_dropped: cs.malformed_dropped + ss.malformed_dropped,
+        delay_mean_ms: ms(sink.delay.mean()),
+        delay_p50_ms: ms(sink.delay.quantile(0.5)),
+        delay_p95_ms: ms(sink.delay.quantile(0.95)),
+        delay_p99_ms: ms(sink.delay.quantile(0.99)),
+        delay_max_ms: ms(sink.delay.max()),
+        rtt_mean_ms: ms(cs.rtt.mean()),
+        rtt_min_ms: ms(cs.rtt.min),
+        corrupt_deliveries: sink.corrupt_deliveries + client.sink.corrupt_deliveries,
+        aborted: client.aborted_at.is_some() || server.aborted_at.is_some(),
+    }
+}
+
+fn node_result(sim: &mut Simulation, n: usize) -> NodeResult {
+    let mut total = EnergyTotals::default();
+    for &r in &sim.core.nodes[n].radios {
+        total.add(&sim.core.radios[r as usize].energy());
+    }
+    let (mut sent, mut received, mut on_air) = (0, 0, 0);
+    for l in &sim.core.links {
+        if l.from as usize == n {
+            sent += l.counters.attempts;
+            on_air += l.counters.bytes_on_air;
+        }
+        if l.to as usize == n {
+            received += l.counters.frames_delivered;
+        }
+    }
+    let node = &sim.core.nodes[n];
+    NodeResult {
+        node: n as u32,
+        name: sim.spec.nodes[n].name.clone(),
+        radios: node.radios.len(),
+        energy_j: total.e.total_j,
+        tx_j: total.e.tx.joules,
+        rx_j: total.e.rx.joules,
+        idle_j: total.e.idle.joules,
+        sleep_j: total.e.sleep.joules,
+        off_j: total.e.off.joules,
+        transition_j: total.e.transition.joules,
+        tx_s: total.e.tx.seconds,
+        rx_s: total.e.rx.seconds,
+        idle_s: total.e.idle.seconds,
+        sleep_s: total.e.sleep.seconds,
+        frames_sent: sent,
+        frames_received: received,
+        bytes_on_air: on_air,
+        battery_j: node.battery.as_ref().map(|b| b.capacity_j),
+        died_at_s: node.died_at.map(|t| t.as_secs_f64()),
+    }
+}
+
+#[derive(Default)]
+struct EnergyTotals {
+    e: EnergyReport,
+}
+
+impl EnergyTotals {
+    fn add(&mut self, r: &EnergyReport) {
+        let e = &mut self.e;
+        for (a, b) in [
+            (&mut e.tx, &r.tx),
+            (&mut e.rx, &r.rx),
+            (&mut e.idle, &r.idle),
+            (&mut e.sleep, &r.sleep),
+            (&mut e.off, &r.off),
+            (&mut e.transition, &r.transition),
+        ] {
+            a.seconds += b.seconds;
+            a.joules += b.joules;
+        }
+        e.wake_transitions += r.wake_transitions;
+        e.total_j += r.total_j;
+    }
+}
+
+fn link_results(sim: &Simulation, end: Time) -> Vec<LinkResult> {
+    let elapsed = end.as_secs_f64();
+    sim.core
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let c = &l.counters;
+            LinkResult {
+                link: i,
+                from: l.from,
+                to: l.to,
+                attempts: c.attempts,
+                attempts_lost: c.attempts_lost,
+                frames_delivered: c.frames_delivered,
+                queue_drops: c.queue_drops,
+                frames_lost: c.frames_lost,
+                frames_missed: c.frames_missed,
+                link_acks: c.link_acks,
+                peak_queue: c.peak_queue,
+                utilisation: if elapsed > 0.0 { (c.busy_time.as_secs_f64() / elapsed).min(1.0) } else { 0.0 },
+            }
+        })
+        .collect()
+}
+
+/// E2TCP's M for one flow: its delivered bits over each wireless hop of the
+/// path, at the sending radio's transmit power plus the receiver's receive
+/// power.
+fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
+    let mut node = from as usize;
+    let mut m = 0.0;
+    let mut hops = 0;
+    while node != to as usize && hops < sim.core.nodes.len() {
+        let Some(l) = sim.core.next_link[node][to as usize] else { break };
+        let link = &sim.core.links[l as usize];
+        if let (Some(tx), Some(rx)) = (link.from_radio, link.to_radio) {
+            let seconds = bytes as f64 * 8.0 / link.params.rate_bps as f64;
+            m += seconds * (sim.radio_profiles[tx as usize].tx_w + sim.radio_profiles[rx as usize].rx_w);
+        }
+        node = link.to as usize;
+        hops += 1;
+    }
+    m
+}
+
+fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Time) -> Summary {
+    let measured: Vec<&FlowResult> =
+        flows.iter().filter(|f| !sim.spec.flows[f.flow].background).collect();
+    let delivered: u64 = measured.iter().map(|f| f.bytes_delivered).sum();
+    let energy: f64 = nodes.iter().map(|n| n.energy_j).sum();
+    let m: f64 = measured.iter().map(|f| minimum_energy(sim, f.from, f.to, f.bytes_delivered)).sum();
+    let goodputs: Vec<f64> = measured.iter().map(|f| f.goodput_bps).collect();
+    let duration = end.as_secs_f64();
+    Summary {
+        duration_s: duration,
+        stopped_by_limit: sim.stopped_by_limit,
+        flows: measured.len(),
+        flows_completed: measured.iter().filter(|f| f.completed).count(),
+        bytes_delivered: delivered,
+        aggregate_goodput_bps: goodputs.iter().sum(),
+        jain_fairness: jain_index(&goodputs),
+        energy_j: energy,
+        energy_per_bit_j: (delivered > 0 && energy > 0.0).then(|| energy / (delivered as f64 * 8.0)),
+        minimum_energy_j: m,
+        efficiency: (energy > 0.0 && m > 0.0).then(|| m / energy),
+        energy_overhead: (m > 0.0).then(|| (energy - m) / m),
+        events: sim.core.queue.popped(),
+    }
+}

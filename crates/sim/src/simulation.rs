@@ -1,0 +1,335 @@
+//! Building a simulation from a [`Spec`] and running it to the end.
+
+use joulenet_channel::radio::{RadioLedger, RadioProfile};
+use joulenet_proto::{Addr, Agent, Duration, NodeId, RadioMode, Time};
+
+use crate::app::{Sink, Source};
+use crate::core::{Core, FlowObserver, NodeState};
+use crate::ctx::Ctx;
+use crate::endpoint::{Endpoint, Side};
+use crate::event::{AgentIndex, Event};
+use crate::link::{LinkCounters, Transmitter};
+use crate::pcap::Capture;
+use crate::result::{collect, RunResult};
+use crate::rng::Streams;
+use crate::series::Sampler;
+use crate::spec::{ReverseLoss, Spec};
+
+/// Progress of a running simulation, for progress bars.
+#[derive(Copy, Clone, Debug)]
+pub struct Progress {
+    pub now: Time,
+    pub stop: Option<Time>,
+    pub bytes_delivered: u64,
+    pub bytes_expected: Option<u64>,
+}
+
+/// A simulation built from a spec and a seed, ready to run once.
+pub struct Simulation {
+    pub(crate) spec: Spec,
+    pub(crate) seed: u64,
+    pub(crate) core: Core,
+    pub(crate) agents: Vec<Box<dyn Agent>>,
+    pub(crate) endpoints: Vec<Endpoint>,
+    /// Per flow: (client agent, server agent).
+    pub(crate) flow_agents: Vec<(AgentIndex, AgentIndex)>,
+    pub(crate) radio_profiles: Vec<RadioProfile>,
+    /// Measured agents not yet closed; the run ends when none remain.
+    open: usize,
+    pub(crate) sampler: Option<Sampler>,
+    pub(crate) end: Time,
+    pub(crate) stopped_by_limit: bool,
+}
+
+/// Simulated runs end at the latest here even without a stop time, so a flow
+/// that can never finish (a dead link) still ends the run.
+pub const DEFAULT_STOP: Duration = Duration::from_secs(24 * 3600);
+
+impl Simulation {
+    pub fn new(spec: &Spec, seed: u64) -> Simulation {
+        let streams = Streams::new(seed);
+        let mut nodes: Vec<NodeState> = spec
+            .nodes
+            .iter()
+            .map(|n| NodeState { battery: n.battery.clone(), ..NodeState::default() })
+            .collect();
+        let mut links = Vec::with_capacity(spec.links.len() * 2);
+        let mut radios = Vec::new();
+        let mut radio_node = Vec::new();
+        let mut radio_profiles = Vec::new();
+        for (i, l) in spec.links.iter().enumerate() {
+            let (ra, rb) = match &l.radio {
+                Some(profile) => {
+                    let mut add = |node: NodeId| {
+                        let id = radios.len() as u32;
+                        radios.push(RadioLedger::new(profile.clone(), spec.energy_policy));
+                        radio_node.push(node);
+                        radio_profiles.push(profile.clone());
+                        nodes[node as usize].radios.push(id);
+                        Some(id)
+                    };
+                    (add(l.a), add(l.b))
+                }
+                None => (None, None),
+            };
+            let state_seed = streams.seed(&format!("link/{i}/channel"));
+            let forward_loss = l.loss.build(state_seed, streams.seed(&format!("link/{i}/forward/frames")));
+            let reverse_loss = match &l.loss_reverse {
+                ReverseLoss::SharedChannel => l.loss.build(state_seed, streams.seed(&format!("link/{i}/reverse/frames"))),
+                ReverseLoss::Independent(spec) => spec.build(
+                    streams.seed(&format!("link/{i}/reverse/channel")),
+                    streams.seed(&format!("link/{i}/reverse/frames")),
+                ),
+            };
+            let (fwd, rev) = (2 * i as u32, 2 * i as u32 + 1);
+            let direction = |from, to, from_radio, to_radio, reverse, loss| Transmitter {
+                params: l.params.clone(),
+                from,
+                to,
+                from_radio,
+                to_radio,
+                reverse,
+                loss,
+                queue: Default::default(),
+                busy: false,
+                in_flight: Default::default(),
+                counters: LinkCounters::default(),
+                wireless: l.radio.is_some(),
+            };
+            links.push(direction(l.a, l.b, ra, rb, rev, forward_loss));
+            links.push(direction(l.b, l.a, rb, ra, fwd, reverse_loss));
+            nodes[l.a as usize].links_out.push(fwd);
+            nodes[l.b as usize].links_out.push(rev);
+        }
+        let mut core = Core::new(links, radios, radio_node, nodes);
+        let mut sim = Simulation {
+            spec: spec.clone(),
+            seed,
+            core: Core::new(Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+            agents: Vec::new(),
+            endpoints: Vec::new(),
+            flow_agents: Vec::new(),
+            radio_profiles,
+            open: 0,
+            sampler: None,
+            end: Time::ZERO,
+            stopped_by_limit: false,
+        };
+        for (f, flow) in spec.flows.iter().enumerate() {
+            let client = Addr::new(flow.from, flow.port);
+            let server = Addr::new(flow.to, flow.port);
+            let (ca, sa) = flow.protocol.agents(client, server);
+            let start = Time::ZERO + flow.start;
+            let stop = flow.stop.map(|d| Time::ZERO + d);
+            let datagram = flow.protocol.is_datagram();
+            let client_source =
+                Source::new(&flow.app, start, stop, datagram, streams.stream(&format!("app/{f}/client")));
+            let ci = sim.add_agent(&mut core, ca, client, f as u32, Side::Client, client_source, &streams);
+            let si = sim.add_agent(&mut core, sa, server, f as u32, Side::Server, Source::receive_only(), &streams);
+            if datagram {
+                sim.endpoints[si as usize].sink = Sink::datagram();
+            }
+            if !flow.background {
+                sim.open += 2;
+            }
+            sim.flow_agents.push((ci, si));
+            core.flows.push(FlowObserver::default());
+            core.queue.push(start, Event::FlowStart(f as u32));
+        }
+        for (n, node) in spec.nodes.iter().enumerate() {
+            if node.battery.is_some() {
+                core.queue.push(Time::ZERO, Event::BatteryCheck(n as u32));
+            }
+        }
+        if let Some(stop) = spec.stop {
+            core.queue.push(Time::ZERO + stop, Event::Stop);
+        }
+        if spec.output.pcap {
+            core.capture = Some(Capture::new());
+        }
+        if !spec.output.series.is_empty() {
+            sim.sampler = Some(Sampler::new(spec.output.series.clone(), spec.output.series_interval));
+            core.queue.push(Time::ZERO, Event::Sample);
+        }
+        sim.core = core;
+        sim
+    }
+
+    fn add_agent(
+        &mut self,
+        core: &mut Core,
+        agent: Box<dyn Agent>,
+        addr: Addr,
+        flow: u32,
+        side: Side,
+        source: Source,
+        streams: &Streams,
+    ) -> AgentIndex {
+        let index = self.agents.len() as AgentIndex;
+        let rng = streams.stream(&format!("agent/{flow}/{}", side as u8));
+        self.endpoints.push(Endpoint::new(index, addr, flow, side, rng, source));
+        self.agents.push(agent);
+        core.ports.insert(addr, index);
+        index
+    }
+
+    /// Run to the end: every measured flow finished, the stop time, or no
+    /// events left. `progress` is called now and then.
+    pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> RunResult {
+        let limit = Time::ZERO + self.spec.stop.unwrap_or(DEFAULT_STOP);
+        let expected: Option<u64> = self
+            .spec
+            .flows
+            .iter()
+            .filter(|f| !f.background)
+            .map(|f| f.app.total_bytes())
+            .sum();
+        let mut tick: u32 = 0;
+        while let Some((t, event)) = self.core.queue.pop() {
+            if t > limit {
+                self.core.now = limit;
+                self.stopped_by_limit = true;
+                break;
+            }
+            self.core.now = t;
+            if event == Event::Stop {
+                self.stopped_by_limit = true;
+                break;
+            }
+            self.handle(event);
+            if self.open == 0 && !self.spec.flows.iter().all(|f| f.background) {
+                break;
+            }
+            tick = tick.wrapping_add(1);
+            if tick % 65_536 == 0 {
+                progress(Progress {
+                    now: t,
+                    stop: self.spec.stop.map(|d| Time::ZERO + d),
+                    bytes_delivered: self.endpoints.iter().map(|e| e.sink.delivered).sum(),
+                    bytes_expected: expected,
+                });
+            }
+        }
+        self.end = self.core.now;
+        self.core.advance_radios();
+        collect(self)
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::TransmitDone(l) => self.core.transmit_done(l),
+            Event::Arrival(l) => {
+                if let Some(frame) = self.core.arrival(l) {
+                    let node = self.core.links[l as usize].to;
+                    self.receive(node, frame);
+                }
+            }
+            Event::Loopback => {
+                if let Some(frame) = self.core.loopback.pop_front() {
+                    self.receive(frame.dst.node, frame);
+                }
+            }
+            Event::Timer(a, key) => {
+                let now = self.core.now;
+                if self.endpoints[a as usize].timer_due(&mut self.core.queue, key, now) {
+                    self.dispatch(a, |agent, ctx| agent.on_timer(ctx, joulenet_proto::TimerId(key)));
+                }
+            }
+            Event::FlowStart(f) => self.start_flow(f),
+            Event::AppWake(a) => self.app_wake(a),
+            Event::BatteryCheck(n) => self.battery_check(n),
+            Event::Sample => self.sample(),
+            Event::Stop => {}
+        }
+    }
+
+    fn receive(&mut self, node: NodeId, frame: crate::frame::Frame) {
+        if frame.dst.node != node {
+            self.core.nodes[node as usize].forwarded += 1;
+            self.core.forward(node, frame);
+            return;
+        }
+        match self.core.ports.get(&frame.dst).copied() {
+            Some(a) => {
+                let from = frame.src;
+                self.dispatch(a, |agent, ctx| agent.on_packet(ctx, from, &frame.packet));
+                self.core.recycle(frame.packet);
+            }
+            None => {
+                self.core.nodes[node as usize].unroutable += 1;
+                self.core.recycle(frame.packet);
+            }
+        }
+    }
+
+    fn start_flow(&mut self, f: u32) {
+        let (client, server) = self.flow_agents[f as usize];
+        self.dispatch(server, |agent, ctx| agent.start(ctx));
+        self.dispatch(client, |agent, ctx| agent.start(ctx));
+        self.schedule_app_wake(client);
+    }
+
+    fn schedule_app_wake(&mut self, a: AgentIndex) {
+        if let Some(t) = self.endpoints[a as usize].source.next_wake() {
+            self.core.queue.push(t.max(self.core.now), Event::AppWake(a));
+        }
+    }
+
+    fn app_wake(&mut self, a: AgentIndex) {
+        let now = self.core.now;
+        self.endpoints[a as usize].source.wake(now);
+        self.dispatch(a, |agent, ctx| agent.on_app_ready(ctx));
+        self.schedule_app_wake(a);
+    }
+
+    /// Run one agent callback with its context, then settle what it left.
+    fn dispatch(&mut self, a: AgentIndex, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) {
+        let ep = &mut self.endpoints[a as usize];
+        if !self.core.nodes[ep.addr.node as usize].alive() {
+            return;
+        }
+        let agent = self.agents[a as usize].as_mut();
+        let mut ctx = Ctx { core: &mut self.core, ep };
+        f(agent, &mut ctx);
+        if ctx.ep.app_ready_pending {
+            ctx.ep.app_ready_pending = false;
+            agent.on_app_ready(&mut ctx);
+        }
+        if !ep.done && agent.is_closed() {
+            ep.done = true;
+            if !self.spec.flows[ep.flow as usize].background {
+                self.open -= 1;
+            }
+        }
+    }
+
+    fn battery_check(&mut self, n: u32) {
+        let node = n as usize;
+        let Some(battery) = self.core.nodes[node].battery.clone() else { return };
+        if !self.core.nodes[node].alive() {
+            return;
+        }
+        let used = self.core.node_energy(n);
+        let remaining = battery.remaining(used);
+        let max_power: f64 =
+            self.core.nodes[node].radios.iter().map(|&r| self.core.radios[r as usize].max_power_w()).sum();
+        if max_power <= 0.0 {
+            return;
+        }
+        if remaining <= max_power * 1e-9 {
+            self.core.kill_node(n);
+            self.core.set_radio_mode(n, RadioMode::Off);
+            return;
+        }
+        let after = battery.next_check_after(remaining, max_power);
+        self.core.queue.push(self.core.now + after, Event::BatteryCheck(n));
+    }
+
+    fn sample(&mut self) {
+        let Some(mut sampler) = self.sampler.take() else { return };
+        sampler.sample(self);
+        let next = self.core.now + sampler.interval();
+        self.sampler = Some(sampler);
+        self.core.queue.push(next, Event::Sample);
+    }
+}
