@@ -79,7 +79,7 @@ struct StateTrajectory {
 impl StateTrajectory {
     fn new(state_seed: u64, good: Sojourn, bad: Sojourn, start_bad: bool) -> StateTrajectory {
         let mut trajectory = StateTrajectory {
-            rng: Pcg64Mcg::new(u128::from(state_seed)),
+            rng: super::seeded(state_seed),
             good,
             bad,
             segments: VecDeque::new(),

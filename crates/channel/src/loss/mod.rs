@@ -36,7 +36,7 @@ pub use spec::LossSpec;
 pub use trace::{LossTrace, TraceReplay};
 
 use joulenet_proto::Time;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 /// Validation and parse errors of loss models name the parameter or line.
@@ -95,5 +95,16 @@ pub(crate) fn draw_error(rng: &mut Pcg64Mcg, p: f64) -> bool {
 
 /// The per-frame error stream of a model built with `frame_seed`.
 pub(crate) fn frame_rng(frame_seed: u64) -> Pcg64Mcg {
-    Pcg64Mcg::new(u128::from(frame_seed))
+    seeded(frame_seed)
 }
+
+/// A generator for a 64-bit seed. `seed_from_u64` spreads the seed over the
+/// whole 128-bit state; `Pcg64Mcg::new(seed as u128)` would not, and since
+/// the multiplicative generator forces its two low bits to 1, seeds 40..=43
+/// would all give the same stream.
+pub(crate) fn seeded(seed: u64) -> Pcg64Mcg {
+    Pcg64Mcg::seed_from_u64(seed)
+}
+
+#[cfg(test)]
+mod tests;
