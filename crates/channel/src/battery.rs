@@ -62,7 +62,8 @@ impl Battery {
     /// least 1 ns so that checks always make progress. A radio that draws
     /// nothing never depletes the battery: `Duration::MAX`.
     pub fn next_check_after(remaining_j: f64, max_power_w: f64) -> Duration {
-        if !(max_power_w > 0.0) || remaining_j.is_nan() {
+        // No usable power bound (zero, negative or NaN): no depletion check.
+        if max_power_w.is_nan() || max_power_w <= 0.0 || remaining_j.is_nan() {
             return Duration::MAX;
         }
         let ns = (remaining_j.max(0.0) / max_power_w * 1e9).floor();

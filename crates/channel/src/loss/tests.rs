@@ -143,7 +143,7 @@ fn exp_ge() -> LossSpec {
 #[test]
 fn same_state_seed_gives_the_same_trajectory_whatever_is_asked() {
     let spec = exp_ge();
-    let grid: Vec<Time> = (0..5_000).map(|k| Time::from_millis(k)).collect();
+    let grid: Vec<Time> = (0..5_000).map(Time::from_millis).collect();
     let mut plain = spec.build(42, 1);
     let reference: Vec<u8> = grid.iter().map(|&t| plain.state_at(t, t)).collect();
 
