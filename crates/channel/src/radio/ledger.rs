@@ -1,0 +1,331 @@
+//! Exact energy integration for one radio.
+//!
+//! Activity (transmissions, receptions) is registered at or before it
+//! starts, in any order and possibly overlapping; the ledger keeps the
+//! pending start and end edges in a binary heap and integrates power over
+//! time in integer nanoseconds as `advance` moves forward. Time in every
+//! state is counted in whole nanoseconds and only converted to joules in a
+//! report, so no rounding accumulates and splitting an advance into many
+//! small ones changes nothing.
+//!
+//! Idle gaps (awake, nothing to send or receive) are charged when they end,
+//! because the ideal radio's choice between idling and sleeping depends on
+//! the gap's full length; a report closes the open gap provisionally at the
+//! last advance.
+
+use super::{EnergyReport, RadioPolicy, RadioProfile, StateEnergy};
+use joulenet_proto::{Duration, RadioMode, Time};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A start or end of registered activity.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Edge {
+    TxStart,
+    TxEnd,
+    RxStart,
+    RxEnd,
+}
+
+/// What the radio is doing over a stretch of time with no edge inside it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Condition {
+    Tx,
+    Rx,
+    Transition,
+    Sleep,
+    Off,
+    IdleGap,
+}
+
+/// Nanoseconds per state. Idle gaps are tallied twice, as the always-active
+/// radio and as the ideal radio would spend them, and mixed by the policy's
+/// weight only in a report.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct Tally {
+    tx_ns: u64,
+    rx_ns: u64,
+    sleep_ns: u64,
+    off_ns: u64,
+    transition_ns: u64,
+    wakes: u64,
+    gap_ns: u64,
+    ideal_idle_ns: u64,
+    ideal_sleep_ns: u64,
+    ideal_transition_ns: u64,
+    ideal_wakes: u64,
+}
+
+/// Energy bookkeeping for one radio; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct RadioLedger {
+    profile: RadioProfile,
+    policy: RadioPolicy,
+    active_weight: f64,
+    /// Power has been integrated up to here.
+    cursor: Time,
+    mode: RadioMode,
+    /// A wake-up transition runs until this instant (none if <= cursor).
+    transition_end: Time,
+    edges: BinaryHeap<Reverse<(Time, Edge)>>,
+    tx_active: u32,
+    rx_active: u32,
+    /// Start of the idle gap in progress, if the radio is idling.
+    gap_start: Option<Time>,
+    tally: Tally,
+}
+
+impl RadioLedger {
+    /// A radio that starts awake at `Time::ZERO`. Validate the profile and
+    /// policy first; an out-of-range policy weight is clamped to [0, 1].
+    pub fn new(profile: RadioProfile, policy: RadioPolicy) -> Self {
+        RadioLedger {
+            profile,
+            policy,
+            active_weight: policy.active_weight(),
+            cursor: Time::ZERO,
+            mode: RadioMode::Awake,
+            transition_end: Time::ZERO,
+            edges: BinaryHeap::new(),
+            tx_active: 0,
+            rx_active: 0,
+            gap_start: None,
+            tally: Tally::default(),
+        }
+    }
+
+    pub fn profile(&self) -> &RadioProfile {
+        &self.profile
+    }
+
+    pub fn policy(&self) -> RadioPolicy {
+        self.policy
+    }
+
+    /// Registers a transmission over [start, end). `start` must not be
+    /// before the last advance (checked in debug builds; clamped otherwise).
+    pub fn add_tx(&mut self, start: Time, end: Time) {
+        self.add_activity(start, end, Edge::TxStart, Edge::TxEnd);
+    }
+
+    /// Registers a reception over [start, end), like [`RadioLedger::add_tx`].
+    pub fn add_rx(&mut self, start: Time, end: Time) {
+        self.add_activity(start, end, Edge::RxStart, Edge::RxEnd);
+    }
+
+    fn add_activity(&mut self, start: Time, end: Time, rise: Edge, fall: Edge) {
+        debug_assert!(
+            start >= self.cursor,
+            "activity registered at {start}, after the ledger advanced to {}",
+            self.cursor
+        );
+        let start = start.max(self.cursor);
+        if end <= start {
+            return;
+        }
+        self.edges.push(Reverse((start, rise)));
+        self.edges.push(Reverse((end, fall)));
+    }
+
+    /// Integrates power up to `now`; an earlier `now` is ignored.
+    pub fn advance(&mut self, now: Time) {
+        while let Some(boundary) = self.next_boundary().filter(|&b| b <= now) {
+            self.integrate_to(boundary);
+            self.apply_edges_until(boundary);
+        }
+        self.integrate_to(now);
+    }
+
+    /// Switches the radio's mode at `now` and returns when it can next send
+    /// or receive: `now` plus the wake-up transition (sleep_to_idle from
+    /// Sleep, off_to_on from Off, drawn at transition_w) when waking, the end
+    /// of a wake-up still in progress when already Awake, and `Time::NEVER`
+    /// when going to Sleep or Off (it stays unusable until woken). Going down
+    /// is instantaneous and cuts short any wake-up in progress; Off→Sleep is
+    /// also taken as instantaneous.
+    pub fn set_mode(&mut self, now: Time, mode: RadioMode) -> Time {
+        let now = now.max(self.cursor);
+        self.advance(now);
+        let wake_up = match (self.mode, mode) {
+            (RadioMode::Awake, RadioMode::Awake) => return self.transition_end.max(now),
+            (RadioMode::Sleep, RadioMode::Awake) => self.profile.sleep_to_idle,
+            (RadioMode::Off, RadioMode::Awake) => self.profile.off_to_on,
+            (_, target) => {
+                self.transition_end = self.transition_end.min(now);
+                self.mode = target;
+                return Time::NEVER;
+            }
+        };
+        self.mode = RadioMode::Awake;
+        self.transition_end = now + wake_up;
+        self.tally.wakes += 1;
+        self.transition_end
+    }
+
+    pub fn mode(&self) -> RadioMode {
+        self.mode
+    }
+
+    /// Awake and past any wake-up transition at `t`, if no mode change
+    /// happens before `t`.
+    pub fn usable_at(&self, t: Time) -> bool {
+        self.mode == RadioMode::Awake && t >= self.transition_end
+    }
+
+    /// The energy spent up to the last advance, the idle gap in progress
+    /// closed there provisionally.
+    pub fn energy(&self) -> EnergyReport {
+        self.report(&self.closed_tally())
+    }
+
+    /// The same total as [`RadioLedger::energy`], without the breakdown.
+    pub fn consumed_j(&self) -> f64 {
+        self.report(&self.closed_tally()).total_j
+    }
+
+    /// An upper bound on the instantaneous power, for battery scheduling.
+    pub fn max_power_w(&self) -> f64 {
+        self.profile.max_power_w()
+    }
+
+    fn next_boundary(&self) -> Option<Time> {
+        let edge = self.edges.peek().map(|Reverse((t, _))| *t);
+        let transition = (self.transition_end > self.cursor).then_some(self.transition_end);
+        match (edge, transition) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn apply_edges_until(&mut self, t: Time) {
+        while let Some(&Reverse((at, edge))) = self.edges.peek() {
+            if at > t {
+                break;
+            }
+            self.edges.pop();
+            match edge {
+                Edge::TxStart => self.tx_active += 1,
+                Edge::TxEnd => self.tx_active = self.tx_active.saturating_sub(1),
+                Edge::RxStart => self.rx_active += 1,
+                Edge::RxEnd => self.rx_active = self.rx_active.saturating_sub(1),
+            }
+        }
+    }
+
+    /// What the radio does from the cursor until the next boundary.
+    /// Activity dominates every mode: if it happens while asleep, it is
+    /// charged as activity.
+    fn condition(&self) -> Condition {
+        if self.tx_active > 0 {
+            Condition::Tx
+        } else if self.rx_active > 0 {
+            Condition::Rx
+        } else {
+            match self.mode {
+                RadioMode::Awake if self.cursor < self.transition_end => Condition::Transition,
+                RadioMode::Awake => Condition::IdleGap,
+                RadioMode::Sleep => Condition::Sleep,
+                RadioMode::Off => Condition::Off,
+            }
+        }
+    }
+
+    /// Integrates from the cursor to `t`, across which nothing changes.
+    fn integrate_to(&mut self, t: Time) {
+        if t <= self.cursor {
+            return;
+        }
+        let span = (t - self.cursor).as_nanos();
+        let condition = self.condition();
+        if condition == Condition::IdleGap {
+            self.gap_start.get_or_insert(self.cursor);
+        } else if let Some(start) = self.gap_start.take() {
+            charge_gap(&mut self.tally, &self.profile, self.cursor - start);
+        }
+        let tally = &mut self.tally;
+        match condition {
+            Condition::Tx => tally.tx_ns += span,
+            Condition::Rx => tally.rx_ns += span,
+            Condition::Transition => tally.transition_ns += span,
+            Condition::Sleep => tally.sleep_ns += span,
+            Condition::Off => tally.off_ns += span,
+            Condition::IdleGap => {}
+        }
+        self.cursor = t;
+    }
+
+    fn closed_tally(&self) -> Tally {
+        let mut tally = self.tally;
+        if let Some(start) = self.gap_start {
+            charge_gap(&mut tally, &self.profile, self.cursor - start);
+        }
+        tally
+    }
+
+    fn report(&self, tally: &Tally) -> EnergyReport {
+        let w = self.active_weight;
+        let secs = |ns: u64| ns as f64 * 1e-9;
+        let state = |seconds: f64, watts: f64| StateEnergy {
+            seconds,
+            joules: seconds * watts,
+        };
+        let p = &self.profile;
+        let tx = state(secs(tally.tx_ns), p.tx_w);
+        let rx = state(secs(tally.rx_ns), p.rx_w);
+        let idle = state(
+            w * secs(tally.gap_ns) + (1.0 - w) * secs(tally.ideal_idle_ns),
+            p.idle_w,
+        );
+        let sleep = state(
+            secs(tally.sleep_ns) + (1.0 - w) * secs(tally.ideal_sleep_ns),
+            p.sleep_w,
+        );
+        let off = state(secs(tally.off_ns), p.off_w);
+        let transition = state(
+            secs(tally.transition_ns) + (1.0 - w) * secs(tally.ideal_transition_ns),
+            p.transition_w,
+        );
+        let ideal_wakes = if w < 1.0 { tally.ideal_wakes } else { 0 };
+        EnergyReport {
+            tx,
+            rx,
+            idle,
+            sleep,
+            off,
+            transition,
+            wake_transitions: tally.wakes + ideal_wakes,
+            total_j: tx.joules
+                + rx.joules
+                + idle.joules
+                + sleep.joules
+                + off.joules
+                + transition.joules,
+        }
+    }
+}
+
+/// Charges one idle gap both ways: idling throughout, and as the ideal
+/// radio, which sleeps through it only when that is strictly cheaper and
+/// the gap is long enough to wake up in.
+fn charge_gap(tally: &mut Tally, profile: &RadioProfile, gap: Duration) {
+    let g = gap.as_nanos();
+    if g == 0 {
+        return;
+    }
+    tally.gap_ns += g;
+    let wake = profile.sleep_to_idle.as_nanos();
+    let idle_cost = profile.idle_w * g as f64;
+    let sleep_cost =
+        profile.sleep_w * g.saturating_sub(wake) as f64 + profile.transition_w * wake as f64;
+    if g >= wake && sleep_cost < idle_cost {
+        tally.ideal_sleep_ns += g - wake;
+        tally.ideal_transition_ns += wake;
+        tally.ideal_wakes += 1;
+    } else {
+        tally.ideal_idle_ns += g;
+    }
+}
+
+#[cfg(test)]
+#[path = "ledger_tests.rs"]
+mod tests;

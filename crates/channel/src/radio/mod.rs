@@ -1,0 +1,16 @@
+//! Radio energy: what a radio draws in each state ([`RadioProfile`]), how
+//! idle time is charged ([`RadioPolicy`]), and the exact integration of one
+//! radio's power over time ([`RadioLedger`], reporting an [`EnergyReport`]).
+
+mod ledger;
+mod policy;
+mod profile;
+mod report;
+
+pub use ledger::RadioLedger;
+pub use policy::RadioPolicy;
+pub use profile::RadioProfile;
+pub use report::{EnergyReport, StateEnergy};
+
+/// Validation errors of radio parameters name the parameter.
+pub type RadioError = crate::error::ParamError;
