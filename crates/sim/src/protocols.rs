@@ -1,8 +1,12 @@
-//! The protocols a scenario can name, and how their agents are made.
+//! The protocols a scenario can name, how their options are read, and how
+//! their agents are made.
 
-use joulenet_proto::tcp::{TcpAgent, TcpConfig, TcpVariant};
+use joulenet_proto::tcp::{DelayedAck, TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::udp::{UdpReceiver, UdpSender};
 use joulenet_proto::{Addr, Agent};
+use toml::Value;
+
+use crate::scenario::reader::{Reader, Result};
 
 /// A protocol with its configuration, as a flow in a scenario uses it.
 #[derive(Clone, Debug)]
@@ -27,8 +31,8 @@ impl ProtocolSpec {
         if name == "udp" {
             return Some(ProtocolSpec::Udp);
         }
-        let variant = TcpVariant::from_name(name)?;
-        Some(ProtocolSpec::Tcp(TcpConfig::for_variant(variant)))
+        let variant: TcpVariant = name.parse().ok()?;
+        Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
     }
 
     pub fn name(&self) -> &'static str {
@@ -43,17 +47,96 @@ impl ProtocolSpec {
         matches!(self, ProtocolSpec::Udp)
     }
 
+    /// Read the protocol's own options from a flow's table (`[flow.tcp]`).
+    pub fn configure(&mut self, flow: &Reader) -> Result<()> {
+        match self {
+            ProtocolSpec::Tcp(c) => {
+                if let Some(t) = flow.table("tcp")? {
+                    tcp_options(&t, c)?;
+                    t.finish()?;
+                }
+            }
+            ProtocolSpec::Udp => {
+                if flow.has("tcp") && flow.table("tcp")?.is_some() {
+                    return Err(flow.error("tcp", "TCP options given for a UDP flow"));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Make the client (sending) and server (receiving) agents of a flow.
     pub fn agents(&self, client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        let _ = client;
         match self {
             ProtocolSpec::Tcp(config) => {
-                let mut c = config.clone();
-                c.local_port = client.port;
-                let mut s = config.clone();
-                s.local_port = server.port;
-                (Box::new(TcpAgent::client(c, server)), Box::new(TcpAgent::server(s)))
+                (Box::new(TcpAgent::client(config.clone(), server)), Box::new(TcpAgent::server(config.clone())))
             }
             ProtocolSpec::Udp => (Box::new(UdpSender::new(server)), Box::new(UdpReceiver::new())),
         }
     }
+}
+
+fn tcp_options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
+    if let Some(mss) = t.int_in("mss", 64, 65_000)? {
+        c.mss = mss as u16;
+    }
+    if let Some(iw) = t.int_in("initial_window", 1, 10_000)? {
+        c.initial_window = iw as u32;
+    }
+    if let Some(ss) = t.size("initial_ssthresh")? {
+        c.initial_ssthresh = ss.max(2 * c.mss as u64);
+    }
+    if let Some(d) = t.duration("min_rto")? {
+        c.min_rto = d;
+    }
+    if let Some(d) = t.duration("initial_rto")? {
+        c.initial_rto = d.max(joulenet_proto::Duration::from_millis(1));
+    }
+    if let Some(d) = t.duration("max_rto")? {
+        c.max_rto = d;
+    }
+    if c.max_rto < c.min_rto {
+        return Err(t.error("max_rto", format!("must be at least min_rto ({})", c.min_rto)));
+    }
+    if let Some(n) = t.int_in("max_consecutive_rtos", 1, 1_000)? {
+        c.max_consecutive_rtos = n as u32;
+    }
+    match t.get("delayed_ack") {
+        None => {}
+        Some(Value::Boolean(false)) => c.delayed_ack = None,
+        Some(Value::Boolean(true)) => c.delayed_ack = Some(DelayedAck::default()),
+        Some(Value::Table(_)) => {
+            let d = t.table("delayed_ack")?.expect("checked to be a table");
+            let mut ack = DelayedAck::default();
+            if let Some(every) = d.int_in("every", 1, 64)? {
+                ack.every = every as u8;
+            }
+            if let Some(timeout) = d.duration("timeout")? {
+                ack.timeout = timeout;
+            }
+            d.finish()?;
+            c.delayed_ack = Some(ack);
+        }
+        Some(_) => return Err(t.error("delayed_ack", "expected true, false or { every, timeout }")),
+    }
+    if let Some(sack) = t.bool("sack")? {
+        if !sack && c.variant.uses_sack() {
+            return Err(t.error("sack", format!("{} recovers with SACK and cannot turn it off", c.variant.name())));
+        }
+        c.sack = sack;
+    }
+    if let Some(ts) = t.bool("timestamps")? {
+        c.timestamps = ts;
+    }
+    if let Some(b) = t.size("send_buffer")? {
+        c.send_buffer = b.clamp(c.mss as u64, 1 << 30) as usize;
+    }
+    if let Some(b) = t.size("recv_buffer")? {
+        c.recv_buffer = b.clamp(c.mss as u64, 1 << 30) as usize;
+    }
+    if let Some(n) = t.int_in("dupack_threshold", 1, 100)? {
+        c.dupack_threshold = n as u32;
+    }
+    Ok(())
 }

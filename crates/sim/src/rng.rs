@@ -6,6 +6,7 @@
 //! with a fixed hash (FNV-1a then SplitMix64) and streams are PCG-64 (MCG),
 //! whose output is specified, so a run is identical on every platform.
 
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 /// The master seed of a run and the derivation of per-component streams.
@@ -30,9 +31,9 @@ impl Streams {
 
     /// A generator for the stream `name`.
     pub fn stream(&self, name: &str) -> Pcg64Mcg {
-        let a = self.seed(name);
-        let b = splitmix64(a);
-        Pcg64Mcg::new(((a as u128) << 64 | b as u128) | 1)
+        // seed_from_u64 expands the seed with PCG32, so distinct seeds give
+        // distinct states (Pcg64Mcg::new would force low bits and collide).
+        Pcg64Mcg::seed_from_u64(self.seed(name))
     }
 }
 

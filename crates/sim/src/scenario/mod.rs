@@ -8,7 +8,7 @@
 
 mod loss;
 mod parse;
-mod reader;
+pub(crate) mod reader;
 mod topology;
 
 use std::collections::BTreeMap;
@@ -19,6 +19,9 @@ use sha2::{Digest, Sha256};
 use toml::{Table, Value};
 
 use crate::spec::Spec;
+
+pub use loss::MODELS as LOSS_MODELS;
+pub use topology::KINDS as TOPOLOGIES;
 
 /// A scenario key and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,45 @@
+//! `joulenet list`: what a scenario can name.
+
+use joulenet_channel::radio::RadioProfile;
+use joulenet_sim::protocols::PROTOCOLS;
+use joulenet_sim::scenario::{LOSS_MODELS, TOPOLOGIES};
+
+pub fn list() {
+    println!("protocols (flow.protocol):");
+    for (name, what) in PROTOCOLS {
+        println!("  {name:<16} {what}");
+    }
+    println!("\nloss models (link.loss.model):");
+    for (name, what) in LOSS_MODELS {
+        println!("  {name:<16} {what}");
+    }
+    println!("\nradio presets (link.radio):          tx W    rx W  idle W  sleep W  sleep->idle  off->on");
+    for name in RadioProfile::preset_names() {
+        let p = RadioProfile::preset(name).expect("listed presets exist");
+        println!(
+            "  {name:<16} {:>20.3} {:>7.3} {:>7.3} {:>8.3} {:>12} {:>8}",
+            p.tx_w,
+            p.rx_w,
+            p.idle_w,
+            p.sleep_w,
+            format!("{}", p.sleep_to_idle),
+            format!("{}", p.off_to_on)
+        );
+    }
+    println!("\ntopologies (topology.kind):");
+    for (name, what) in TOPOLOGIES {
+        println!("  {name:<16} {what}");
+    }
+    println!("\napplications (flow.app):");
+    for (name, what) in [
+        ("bulk", "send `bytes` as fast as the transport allows"),
+        ("backlogged", "always data to send until `stop`"),
+        ("cbr", "`message` bytes at `rate`"),
+        ("poisson", "`message` bytes with exponential gaps of mean `mean_interval` (interactive)"),
+        ("pareto", "Pareto on/off at `rate` (`mean_on`, `mean_off`, `shape`), ns-2 style cross traffic"),
+    ] {
+        println!("  {name:<16} {what}");
+    }
+    println!("\nenergy policies (energy.policy): always_active, ideal, intermediate (active_weight)");
+    println!("\ntime series (output.series): cwnd, ssthresh, srtt_ms, rto_ms, flight, rwnd, rate, goodput, queue, channel");
+}

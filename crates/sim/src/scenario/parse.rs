@@ -1,0 +1,245 @@
+//! From a scenario table to a validated [`Spec`].
+
+use std::path::Path;
+
+use joulenet_channel::battery::Battery;
+use joulenet_channel::radio::RadioPolicy;
+use joulenet_proto::{Duration, NodeId};
+use toml::Table;
+
+use super::reader::{Reader, Result};
+use super::topology::{node_ref, topology, Topology};
+use super::ScenarioError;
+use crate::app::AppSpec;
+use crate::protocols::ProtocolSpec;
+use crate::spec::{FlowSpec, NodeSpec, OutputSpec, Spec};
+
+pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
+    let root = Reader::new(table, "");
+    let name = root.str("name")?.unwrap_or(default_name).to_string();
+    let description = root.str("description")?.unwrap_or_default().to_string();
+    root.u64("seed")?;
+    let stop = root.duration("stop")?;
+    if stop.is_some_and(|d| d.0 == 0) {
+        return Err(root.error("stop", "must be positive"));
+    }
+    let Topology { names, links, default_flows } = topology(&root, dir)?;
+    let mut nodes: Vec<NodeSpec> = names.iter().map(|n| NodeSpec { name: n.clone(), battery: None }).collect();
+    batteries(&root, &names, &mut nodes)?;
+    let energy_policy = energy(&root)?;
+    let flows = flows(&root, &names, &default_flows)?;
+    let output = output(&root)?;
+    root.finish()?;
+    let spec = Spec { name, description, nodes, links, flows, energy_policy, stop, output };
+    check_routes(&spec)?;
+    check_termination(&spec)?;
+    Ok(spec)
+}
+
+fn batteries(root: &Reader, names: &[String], nodes: &mut [NodeSpec]) -> Result<()> {
+    for (table, path) in root.tables("batteries")? {
+        let r = Reader::new(table, &path);
+        let node = node_ref(&r, "node", names)?;
+        let capacity = r.req("capacity", r.energy("capacity"))?;
+        let battery = Battery::new(capacity).map_err(|e| r.error("capacity", e.reason))?;
+        r.finish()?;
+        nodes[node as usize].battery = Some(battery);
+    }
+    Ok(())
+}
+
+fn energy(root: &Reader) -> Result<RadioPolicy> {
+    let Some(e) = root.table("energy")? else { return Ok(RadioPolicy::AlwaysActive) };
+    let policy = match e.str("policy")?.unwrap_or("always_active") {
+        "always_active" => RadioPolicy::AlwaysActive,
+        "ideal" => RadioPolicy::Ideal,
+        "intermediate" => RadioPolicy::Intermediate { active_weight: e.probability("active_weight")?.unwrap_or(0.5) },
+        other => {
+            return Err(e.error(
+                "policy",
+                format!("expected \"always_active\", \"ideal\" or \"intermediate\", got \"{other}\""),
+            ))
+        }
+    };
+    if !matches!(policy, RadioPolicy::Intermediate { .. }) && e.has("active_weight") {
+        return Err(e.error("active_weight", "only meaningful with policy = \"intermediate\""));
+    }
+    e.finish()?;
+    Ok(policy)
+}
+
+fn output(root: &Reader) -> Result<OutputSpec> {
+    let Some(o) = root.table("output")? else { return Ok(OutputSpec::default()) };
+    let mut out = OutputSpec::default();
+    if let Some(series) = o.strings("series")? {
+        out.series = series;
+    }
+    if let Some(interval) = o.duration("series_interval")? {
+        if interval < Duration::from_micros(1) {
+            return Err(o.error("series_interval", "must be at least 1 us"));
+        }
+        out.series_interval = interval;
+    }
+    out.pcap = o.bool("pcap")?.unwrap_or(false);
+    o.finish()?;
+    Ok(out)
+}
+
+fn flows(root: &Reader, names: &[String], defaults: &[(NodeId, NodeId)]) -> Result<Vec<FlowSpec>> {
+    let base = match root.get("flow") {
+        None => None,
+        Some(toml::Value::Table(t)) => Some((t, "flow".to_string())),
+        Some(_) => return Err(root.error("flow", "expected a table of flow defaults")),
+    };
+    let base_layer = || base.clone();
+    let entries = root.tables("flows")?;
+    let mut flows = Vec::new();
+    if entries.is_empty() {
+        for (i, &(from, to)) in defaults.iter().enumerate() {
+            let r = Reader::layered(None, base_layer());
+            flows.push(flow(&r, i, names, (from, to))?);
+            r.finish()?;
+        }
+    } else {
+        let (from, to) = defaults[0];
+        for (i, (table, path)) in entries.into_iter().enumerate() {
+            let r = Reader::layered(Some((table, path)), base_layer());
+            flows.push(flow(&r, i, names, (from, to))?);
+            r.finish()?;
+        }
+    }
+    Ok(flows)
+}
+
+const FLOW_KEYS: &[&str] = &[
+    "label", "protocol", "from", "to", "port", "start", "stop", "app", "bytes", "rate", "message",
+    "mean_interval", "mean_on", "mean_off", "shape", "background", "tcp",
+];
+
+fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -> Result<FlowSpec> {
+    let protocol_name = r.str("protocol")?.unwrap_or("newreno");
+    let mut protocol = ProtocolSpec::named(protocol_name).ok_or_else(|| {
+        let known: Vec<&str> = crate::protocols::PROTOCOLS.iter().map(|p| p.0).collect();
+        r.error("protocol", format!("unknown protocol \"{protocol_name}\" (known: {})", known.join(", ")))
+    })?;
+    protocol.configure(r)?;
+    let from = if r.has("from") { node_ref(r, "from", names)? } else { default.0 };
+    let to = if r.has("to") { node_ref(r, "to", names)? } else { default.1 };
+    if from == to {
+        return Err(r.error("to", "a flow needs two different nodes"));
+    }
+    let port = r.int_in("port", 1, 65_535)?.unwrap_or(5000 + index as u64) as u16;
+    let start = r.duration("start")?.unwrap_or(Duration::ZERO);
+    let stop = r.duration("stop")?;
+    if let Some(stop) = stop {
+        if stop <= start {
+            return Err(r.error("stop", "must be after the flow's start"));
+        }
+    }
+    let app = app(r)?;
+    let background = r.bool("background")?.unwrap_or(protocol.is_datagram());
+    let label = r.str("label")?.map(str::to_string).unwrap_or_else(|| format!("{}-{index}", protocol.name()));
+    // Defaults in [flow] may serve other applications than this flow's.
+    for k in FLOW_KEYS {
+        r.allow(k);
+    }
+    Ok(FlowSpec { label, protocol, from, to, port, start, stop, app, background })
+}
+
+fn app(r: &Reader) -> Result<AppSpec> {
+    let kind = r.str("app")?.unwrap_or("bulk");
+    let positive_rate = |key: &str| r.req(key, r.rate(key));
+    let message = || -> Result<u32> {
+        let m = r.size("message")?.unwrap_or(1000);
+        if m == 0 || m > 65_000 {
+            return Err(r.error("message", format!("must be between 1 and 65000 bytes, got {m}")));
+        }
+        Ok(m as u32)
+    };
+    let positive = |key: &str, d: Option<Duration>| -> Result<Option<Duration>> {
+        match d {
+            Some(d) if d.0 == 0 => Err(r.error(key, "must be positive")),
+            d => Ok(d),
+        }
+    };
+    Ok(match kind {
+        "bulk" => {
+            let bytes = r.size("bytes")?.unwrap_or(1_000_000);
+            if bytes == 0 {
+                return Err(r.error("bytes", "a bulk transfer needs at least one byte"));
+            }
+            AppSpec::Bulk { bytes }
+        }
+        "backlogged" => AppSpec::Backlogged,
+        "cbr" => AppSpec::Cbr { rate_bps: positive_rate("rate")?, message: message()? },
+        "poisson" => AppSpec::Poisson {
+            mean_interval: r.req("mean_interval", positive("mean_interval", r.duration("mean_interval")?))?,
+            message: message()?,
+        },
+        "pareto" => {
+            let shape = r.f64("shape")?.unwrap_or(1.5);
+            if shape <= 1.0 {
+                return Err(r.error("shape", format!("must be greater than 1 for a finite mean, got {shape}")));
+            }
+            AppSpec::ParetoOnOff {
+                rate_bps: positive_rate("rate")?,
+                message: message()?,
+                mean_on: r.req("mean_on", positive("mean_on", r.duration("mean_on")?))?,
+                mean_off: r.req("mean_off", positive("mean_off", r.duration("mean_off")?))?,
+                shape,
+            }
+        }
+        other => {
+            return Err(r.error(
+                "app",
+                format!("unknown application \"{other}\" (known: bulk, backlogged, cbr, poisson, pareto)"),
+            ))
+        }
+    })
+}
+
+/// Every flow's endpoints must be connected.
+fn check_routes(spec: &Spec) -> Result<()> {
+    let n = spec.nodes.len();
+    let mut adj = vec![Vec::new(); n];
+    for l in &spec.links {
+        adj[l.a as usize].push(l.b as usize);
+        adj[l.b as usize].push(l.a as usize);
+    }
+    for (i, f) in spec.flows.iter().enumerate() {
+        let mut seen = vec![false; n];
+        let mut stack = vec![f.from as usize];
+        while let Some(u) = stack.pop() {
+            if !std::mem::replace(&mut seen[u], true) {
+                stack.extend(adj[u].iter().copied());
+            }
+        }
+        if !seen[f.to as usize] {
+            return Err(ScenarioError::new(
+                format!("flows[{i}].to"),
+                format!("no path from {} to {}", spec.nodes[f.from as usize].name, spec.nodes[f.to as usize].name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A run must be able to end: measured flows with endless applications need
+/// a stop time, and so do scenarios with only background flows.
+fn check_termination(spec: &Spec) -> Result<()> {
+    if spec.stop.is_some() {
+        return Ok(());
+    }
+    for (i, f) in spec.flows.iter().enumerate() {
+        if !f.background && f.app.total_bytes().is_none() && f.stop.is_none() {
+            return Err(ScenarioError::new(
+                format!("flows[{i}].stop"),
+                format!("a {} flow never ends by itself: give the flow a `stop` or the scenario a `stop`", f.app.name()),
+            ));
+        }
+    }
+    if spec.flows.iter().all(|f| f.background) {
+        return Err(ScenarioError::new("stop", "every flow is background traffic: give the scenario a `stop` time"));
+    }
+    Ok(())
+}
