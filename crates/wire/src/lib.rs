@@ -34,3 +34,10 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T> = core::result::Result<T, Error>;
+
+pub mod checksum;
+pub mod ipv4;
+pub mod tcp;
+
+pub use ipv4::{Ipv4Packet, Ipv4Repr};
+pub use tcp::{SackBlock, SackBlocks, TcpFlags, TcpOptions, TcpPacket, TcpRepr};
