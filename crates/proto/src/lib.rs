@@ -19,3 +19,5 @@ pub use net::{
 };
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
+
+pub mod cc;
