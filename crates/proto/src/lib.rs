@@ -21,3 +21,4 @@ pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 
 pub mod cc;
+pub mod tcp;
