@@ -35,4 +35,10 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = core::result::Result<T, Error>;
 
+pub mod checksum;
+pub mod ipv4;
+pub mod tcp;
 pub mod udp;
+
+pub use ipv4::{Ipv4Packet, Ipv4Repr};
+pub use tcp::{SackBlock, SackBlocks, TcpFlags, TcpOptions, TcpPacket, TcpRepr};

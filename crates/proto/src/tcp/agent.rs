@@ -1,0 +1,631 @@
+//! The connection: handshake, state machine, timers and segment emission.
+//! Sending and receiving data live in `sender.rs` and `receiver.rs`.
+
+use joulenet_wire::tcp::{TcpFlags, TcpOptions, TcpPacket, TcpRepr};
+use joulenet_wire::SackBlock;
+
+use super::config::{TcpConfig, TcpVariant};
+use super::reassembly::Reassembly;
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
+use super::send_buffer::SendBuffer;
+use super::seq::SeqSpace;
+use crate::cc::{CongestionControl, Cubic, NewReno};
+use crate::net::{Addr, Agent, Net, TimerId, TransportEvent, TxOpts};
+use crate::stats::TransportStats;
+use crate::time::Time;
+
+/// RFC 9293 §3.3.2 connection states.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TcpState {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    Closing,
+    TimeWait,
+    CloseWait,
+    LastAck,
+}
+
+impl TcpState {
+    /// States in which we may still send data or retransmit it.
+    pub(crate) fn sends_data(self) -> bool {
+        matches!(
+            self,
+            TcpState::Established
+                | TcpState::CloseWait
+                | TcpState::FinWait1
+                | TcpState::Closing
+                | TcpState::LastAck
+        )
+    }
+    /// States after the handshake, in which the peer may send us data.
+    pub(crate) fn synchronized(self) -> bool {
+        !matches!(
+            self,
+            TcpState::Closed | TcpState::Listen | TcpState::SynSent
+        )
+    }
+}
+
+pub(crate) mod timer {
+    use crate::net::TimerId;
+    /// Retransmission timer, also for SYN and FIN.
+    pub const RTO: TimerId = TimerId(0);
+    pub const DELAYED_ACK: TimerId = TimerId(1);
+    /// Zero-window persist timer.
+    pub const PERSIST: TimerId = TimerId(2);
+    pub const TIME_WAIT: TimerId = TimerId(3);
+}
+
+/// What the application sending through us has said last.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum AppState {
+    Open,
+    Pending,
+    Finished,
+}
+
+/// How a segment is counted in the statistics.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SendKind {
+    First,
+    Retransmission,
+}
+
+/// One TCP endpoint; it sends what `Net::app_read` yields and delivers what
+/// it receives, so both directions may carry data.
+pub struct TcpAgent {
+    pub(crate) cfg: TcpConfig,
+    pub(crate) state: TcpState,
+    pub(crate) peer: Option<Addr>,
+    pub(crate) local_port: u16,
+    pub(crate) peer_port: u16,
+    pub(crate) stats: TransportStats,
+    pub(crate) cc: Box<dyn CongestionControl>,
+    pub(crate) rtt: RttEstimator,
+    /// Effective MSS: our configured one, lowered to the peer's MSS option.
+    pub(crate) mss: u64,
+    pub(crate) sack_ok: bool,
+    pub(crate) ts_ok: bool,
+    /// Window-scale shifts; both 0 unless both sides offered scaling.
+    pub(crate) snd_wscale: u8,
+    pub(crate) rcv_wscale: u8,
+    pub(crate) peer_offered_wscale: bool,
+
+    // Send side (offsets in our sequence space).
+    pub(crate) iss: SeqSpace,
+    pub(crate) snd_una: u64,
+    /// Next new sequence offset to send (highest sent + 1).
+    pub(crate) snd_max: u64,
+    pub(crate) send_buf: SendBuffer,
+    /// Sequence offset of `send_buf`'s first byte.
+    pub(crate) buf_seq: u64,
+    pub(crate) app: AppState,
+    /// Offset of our FIN once sent.
+    pub(crate) fin_seq: Option<u64>,
+    pub(crate) board: Scoreboard,
+    /// Peer's advertised window, bytes (scaled).
+    pub(crate) peer_wnd: u64,
+    pub(crate) dupacks: u32,
+    /// Recovery point while in fast recovery.
+    pub(crate) recovery: Option<u64>,
+    /// RFC 6582 `recover`: no new fast retransmit until snd_una reaches it.
+    pub(crate) recover: Option<u64>,
+    pub(crate) consecutive_rtos: u32,
+    pub(crate) rto_deadline: Option<Time>,
+    pub(crate) persist_backoff: u32,
+    pub(crate) syn_sent_at: Time,
+    pub(crate) syn_retransmitted: bool,
+
+    // Receive side (offsets in the peer's sequence space).
+    pub(crate) irs: SeqSpace,
+    pub(crate) rcv_nxt: u64,
+    pub(crate) reasm: Reassembly,
+    pub(crate) peer_fin: Option<u64>,
+    pub(crate) fin_received: bool,
+    /// In-order segments received and not yet acknowledged.
+    pub(crate) unacked_segments: u32,
+    /// An acknowledgment must go out before this callback returns.
+    pub(crate) ack_now: bool,
+    pub(crate) ts_recent: u32,
+
+    pub(crate) established_reported: bool,
+    pub(crate) closed_reported: bool,
+    pub(crate) aborted: bool,
+}
+
+impl TcpAgent {
+    /// An active opener that connects to `peer` when started.
+    pub fn client(cfg: TcpConfig, peer: Addr) -> TcpAgent {
+        let mut a = TcpAgent::new(cfg);
+        a.peer = Some(peer);
+        a.peer_port = peer.port;
+        a
+    }
+
+    /// A passive opener that accepts the first SYN it receives.
+    pub fn server(cfg: TcpConfig) -> TcpAgent {
+        TcpAgent::new(cfg)
+    }
+
+    fn new(cfg: TcpConfig) -> TcpAgent {
+        let mss = cfg.mss.max(1) as u64;
+        TcpAgent {
+            cc: make_cc(&cfg, mss),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            mss,
+            send_buf: SendBuffer::new(cfg.send_buffer),
+            state: TcpState::Closed,
+            peer: None,
+            local_port: 0,
+            peer_port: 0,
+            stats: TransportStats::default(),
+            sack_ok: false,
+            ts_ok: false,
+            snd_wscale: 0,
+            rcv_wscale: 0,
+            peer_offered_wscale: false,
+            iss: SeqSpace::default(),
+            snd_una: 0,
+            snd_max: 0,
+            buf_seq: 1,
+            app: AppState::Open,
+            fin_seq: None,
+            board: Scoreboard::default(),
+            peer_wnd: u16::MAX as u64,
+            dupacks: 0,
+            recovery: None,
+            recover: None,
+            consecutive_rtos: 0,
+            rto_deadline: None,
+            persist_backoff: 0,
+            syn_sent_at: Time::ZERO,
+            syn_retransmitted: false,
+            irs: SeqSpace::default(),
+            rcv_nxt: 0,
+            reasm: Reassembly::default(),
+            peer_fin: None,
+            fin_received: false,
+            unacked_segments: 0,
+            ack_now: false,
+            ts_recent: 0,
+            established_reported: false,
+            closed_reported: false,
+            aborted: false,
+            cfg,
+        }
+    }
+
+    pub fn state(&self) -> TcpState {
+        self.state
+    }
+
+    pub fn variant(&self) -> TcpVariant {
+        self.cfg.variant
+    }
+
+    /// Congestion window, bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window()
+    }
+
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// Current retransmission timeout, including backoff.
+    pub fn rto(&self) -> crate::time::Duration {
+        self.rtt.rto()
+    }
+
+    /// Bytes sent and not yet cumulatively acknowledged.
+    pub fn flight(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Whether fast recovery is in progress.
+    pub fn in_recovery(&self) -> bool {
+        self.recovery.is_some()
+    }
+
+    // ---- handshake ----
+
+    fn open(&mut self, net: &mut dyn Net) {
+        self.iss = SeqSpace::new(net.rng().next_u32());
+        self.snd_una = 0;
+        self.snd_max = 1;
+        self.syn_sent_at = net.now();
+        self.send_syn(net);
+    }
+
+    /// Sends our SYN (client) or SYN-ACK (server) with the handshake options.
+    pub(crate) fn send_syn(&mut self, net: &mut dyn Net) {
+        let server = self.state == TcpState::SynReceived;
+        let mut options = TcpOptions {
+            mss: Some(self.cfg.mss),
+            window_scale: Some(self.cfg.window_scale()),
+            sack_permitted: self.cfg.sack && (!server || self.sack_ok),
+            ..TcpOptions::default()
+        };
+        if server && !self.peer_offered_wscale {
+            // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
+            options.window_scale = None;
+        }
+        if self.cfg.timestamps && (!server || self.ts_ok) {
+            options.timestamps = Some((ms_clock(net.now()), self.ts_recent));
+        }
+        let flags = TcpFlags {
+            syn: true,
+            ..TcpFlags::default()
+        };
+        let ack = server.then_some(self.rcv_nxt);
+        self.emit(net, 0, flags, ack, options, None, SendKind::First);
+        self.arm_rto(net);
+    }
+
+    pub(crate) fn negotiate(&mut self, syn: &TcpRepr<'_>) {
+        let o = &syn.options;
+        self.mss = self.mss.min(o.mss.unwrap_or(536).max(1) as u64);
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        if let Some((val, _)) = o.timestamps {
+            self.ts_recent = val;
+        }
+        self.peer_offered_wscale = o.window_scale.is_some();
+        if let Some(shift) = o.window_scale {
+            self.snd_wscale = shift.min(14);
+            self.rcv_wscale = self.cfg.window_scale();
+        }
+        self.peer_wnd = syn.window as u64; // never scaled in a SYN
+        if self.mss != self.cfg.mss as u64 {
+            self.cc = make_cc(&self.cfg, self.mss);
+        }
+    }
+
+    fn on_listen(&mut self, net: &mut dyn Net, from: Addr, seg: &TcpRepr<'_>) {
+        if !seg.flags.syn || seg.ack.is_some() || seg.flags.rst {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        self.peer = Some(from);
+        self.peer_port = seg.src_port;
+        self.irs = SeqSpace::new(seg.seq);
+        self.rcv_nxt = 1;
+        self.negotiate(seg);
+        self.iss = SeqSpace::new(net.rng().next_u32());
+        self.snd_una = 0;
+        self.snd_max = 1;
+        self.state = TcpState::SynReceived;
+        self.syn_sent_at = net.now();
+        self.send_syn(net);
+    }
+
+    fn on_syn_sent(&mut self, net: &mut dyn Net, seg: &TcpRepr<'_>) {
+        let acks_syn = seg.ack.map(|a| self.iss.unwrap(a, 1)) == Some(1);
+        if seg.flags.rst && acks_syn {
+            self.abort(net);
+            return;
+        }
+        if !seg.flags.syn || !acks_syn || seg.flags.rst {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        self.irs = SeqSpace::new(seg.seq);
+        self.rcv_nxt = 1;
+        self.negotiate(seg);
+        self.syn_acked(net);
+        self.ack_now = true;
+        self.transmit(net);
+        self.flush_ack(net);
+    }
+
+    /// Our SYN was acknowledged: the connection is established.
+    pub(crate) fn syn_acked(&mut self, net: &mut dyn Net) {
+        self.snd_una = 1;
+        self.consecutive_rtos = 0;
+        if !self.syn_retransmitted {
+            self.rtt_sample(net.now().saturating_since(self.syn_sent_at));
+        }
+        self.disarm_rto(net);
+        self.state = TcpState::Established;
+        if !self.established_reported {
+            self.established_reported = true;
+            net.event(TransportEvent::Established);
+        }
+    }
+
+    pub(crate) fn rtt_sample(&mut self, rtt: crate::time::Duration) {
+        self.rtt.sample(rtt);
+        self.stats.rtt.record(rtt);
+        self.stats.rtt.smoothed = self.rtt.srtt();
+    }
+
+    // ---- closing ----
+
+    pub(crate) fn abort(&mut self, net: &mut dyn Net) {
+        self.state = TcpState::Closed;
+        self.aborted = true;
+        self.cancel_all_timers(net);
+        net.event(TransportEvent::Aborted);
+    }
+
+    pub(crate) fn enter_time_wait(&mut self, net: &mut dyn Net) {
+        self.state = TcpState::TimeWait;
+        self.disarm_rto(net);
+        net.cancel_timer(timer::PERSIST);
+        net.set_timer(timer::TIME_WAIT, net.now() + self.cfg.msl.saturating_mul(2));
+        self.report_closed(net);
+    }
+
+    pub(crate) fn enter_closed(&mut self, net: &mut dyn Net) {
+        self.state = TcpState::Closed;
+        self.cancel_all_timers(net);
+        self.report_closed(net);
+    }
+
+    fn report_closed(&mut self, net: &mut dyn Net) {
+        if !self.closed_reported {
+            self.closed_reported = true;
+            net.event(TransportEvent::Closed);
+        }
+    }
+
+    fn cancel_all_timers(&mut self, net: &mut dyn Net) {
+        self.rto_deadline = None;
+        for t in [
+            timer::RTO,
+            timer::DELAYED_ACK,
+            timer::PERSIST,
+            timer::TIME_WAIT,
+        ] {
+            net.cancel_timer(t);
+        }
+    }
+
+    // ---- timers ----
+
+    /// Starts the retransmission timer unless it is running (RFC 6298 §5.1).
+    pub(crate) fn arm_rto(&mut self, net: &mut dyn Net) {
+        if self.rto_deadline.is_none() {
+            self.restart_rto(net);
+        }
+    }
+
+    pub(crate) fn restart_rto(&mut self, net: &mut dyn Net) {
+        let at = net.now() + self.rtt.rto();
+        self.rto_deadline = Some(at);
+        net.set_timer(timer::RTO, at);
+    }
+
+    pub(crate) fn disarm_rto(&mut self, net: &mut dyn Net) {
+        self.rto_deadline = None;
+        net.cancel_timer(timer::RTO);
+    }
+
+    fn on_rto(&mut self, net: &mut dyn Net) {
+        self.rto_deadline = None;
+        match self.state {
+            TcpState::SynSent | TcpState::SynReceived => {
+                if self.count_timeout(net) {
+                    self.syn_retransmitted = true;
+                    self.send_syn(net);
+                }
+            }
+            s if s.sends_data() && self.snd_max > self.snd_una => self.on_data_timeout(net),
+            _ => {}
+        }
+    }
+
+    /// Counts a timeout and backs off; false if the connection gave up.
+    pub(crate) fn count_timeout(&mut self, net: &mut dyn Net) -> bool {
+        self.stats.timeouts += 1;
+        self.consecutive_rtos += 1;
+        if self.consecutive_rtos > self.cfg.max_consecutive_rtos {
+            self.abort(net);
+            return false;
+        }
+        self.rtt.back_off();
+        true
+    }
+
+    // ---- emission ----
+
+    /// Builds and sends one segment. `data` is `(offset in send buffer,
+    /// length)`; the payload is copied straight from the send buffer into
+    /// the driver's packet buffer.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn emit(
+        &mut self,
+        net: &mut dyn Net,
+        seq: u64,
+        flags: TcpFlags,
+        ack: Option<u64>,
+        options: TcpOptions,
+        data: Option<(usize, usize)>,
+        kind: SendKind,
+    ) {
+        let Some(peer) = self.peer else { return };
+        let payload_len = data.map_or(0, |(_, len)| len);
+        let repr = TcpRepr {
+            src_port: self.local_port,
+            dst_port: self.peer_port,
+            seq: self.iss.to_wire(seq),
+            ack: ack.map(|a| self.irs.to_wire(a)),
+            flags,
+            window: self.window_field(flags.syn),
+            options,
+            payload: &[],
+        };
+        let header_len = repr.header_len();
+        let mut packet = net.packet_buffer();
+        packet.clear();
+        packet.resize(header_len + payload_len, 0);
+        repr.emit(&mut TcpPacket::new_unchecked(&mut packet[..]));
+        if let Some((offset, len)) = data {
+            self.send_buf
+                .copy_out(offset, &mut packet[header_len..header_len + len]);
+        }
+        self.count_sent(packet.len() as u64, payload_len as u64, kind);
+        if ack.is_some() {
+            self.ack_sent(net);
+        }
+        net.send(peer, packet, TxOpts::ipv4(joulenet_wire::tcp::PROTOCOL));
+    }
+
+    fn count_sent(&mut self, bytes: u64, payload: u64, kind: SendKind) {
+        let s = &mut self.stats;
+        match (payload > 0, kind) {
+            (false, _) => {
+                s.control_packets += 1;
+                s.control_bytes += bytes;
+            }
+            (true, SendKind::First) => {
+                s.data_packets += 1;
+                s.data_bytes += bytes;
+                s.payload_bytes += payload;
+            }
+            (true, SendKind::Retransmission) => {
+                s.retransmitted_packets += 1;
+                s.retransmitted_bytes += bytes;
+            }
+        }
+    }
+
+    /// Options of a segment after the handshake: timestamps and SACK blocks.
+    pub(crate) fn segment_options(&mut self, net: &dyn Net) -> TcpOptions {
+        let mut o = TcpOptions::default();
+        if self.ts_ok {
+            o.timestamps = Some((ms_clock(net.now()), self.ts_recent));
+        }
+        if self.sack_ok && !self.reasm.is_empty() {
+            let max = o.max_sack_blocks();
+            for (l, r) in self.reasm.sack_blocks(self.rcv_nxt, max) {
+                o.sack_blocks.push(SackBlock {
+                    left: self.irs.to_wire(l),
+                    right: self.irs.to_wire(r),
+                });
+            }
+        }
+        o
+    }
+
+    /// The window field: free receive space, scaled (never in a SYN).
+    fn window_field(&self, syn: bool) -> u16 {
+        let free = self.cfg.recv_buffer.saturating_sub(self.reasm.bytes()) as u64;
+        let shift = if syn { 0 } else { self.rcv_wscale };
+        (free >> shift).min(u16::MAX as u64) as u16
+    }
+}
+
+/// The timestamp clock: milliseconds, wrapping (RFC 7323 §5.4).
+pub(crate) fn ms_clock(now: Time) -> u32 {
+    (now.as_nanos() / 1_000_000) as u32
+}
+
+fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
+    let iw = (cfg.initial_window.max(1) as u64).saturating_mul(mss);
+    match cfg.variant {
+        TcpVariant::Cubic => Box::new(Cubic::new(mss, iw, cfg.initial_ssthresh)),
+        _ => Box::new(NewReno::new(mss, iw, cfg.initial_ssthresh)),
+    }
+}
+
+impl Agent for TcpAgent {
+    fn protocol(&self) -> &'static str {
+        self.cfg.variant.name()
+    }
+
+    fn start(&mut self, net: &mut dyn Net) {
+        self.local_port = self.cfg.local_port.unwrap_or(net.local().port);
+        if self.peer.is_some() {
+            self.state = TcpState::SynSent;
+            self.open(net);
+        } else {
+            self.state = TcpState::Listen;
+        }
+    }
+
+    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += packet.len() as u64;
+        let seg = match TcpPacket::new_checked(packet).and_then(|p| TcpRepr::parse(&p)) {
+            Ok(seg) => seg,
+            Err(_) => {
+                self.stats.malformed_dropped += 1;
+                return;
+            }
+        };
+        if seg.dst_port != self.local_port {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        match self.state {
+            TcpState::Listen => return self.on_listen(net, from, &seg),
+            TcpState::Closed => {
+                self.stats.unexpected_dropped += 1;
+                return;
+            }
+            _ => {}
+        }
+        if self.peer != Some(from) || seg.src_port != self.peer_port {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        if self.state == TcpState::SynSent {
+            return self.on_syn_sent(net, &seg);
+        }
+        self.on_segment(net, &seg);
+    }
+
+    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
+        match timer {
+            timer::RTO => self.on_rto(net),
+            timer::DELAYED_ACK => {
+                if self.unacked_segments > 0 && self.state.synchronized() {
+                    self.send_ack(net);
+                }
+            }
+            timer::PERSIST => self.on_persist(net),
+            timer::TIME_WAIT => {
+                if self.state == TcpState::TimeWait {
+                    self.enter_closed(net);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_app_ready(&mut self, net: &mut dyn Net) {
+        if self.app == AppState::Pending {
+            self.app = AppState::Open;
+        }
+        self.transmit(net);
+        self.flush_ack(net);
+    }
+
+    fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    fn gauge(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "cwnd" => self.cc.window() as f64,
+            "ssthresh" => self.cc.ssthresh() as f64,
+            "srtt_ms" => self.rtt.srtt()?.as_millis_f64(),
+            "rto_ms" => self.rtt.rto().as_millis_f64(),
+            "flight" => self.flight() as f64,
+            "rwnd" => self.peer_wnd as f64,
+            _ => return None,
+        })
+    }
+
+    fn is_closed(&self) -> bool {
+        matches!(self.state, TcpState::Closed | TcpState::TimeWait)
+            && (self.closed_reported || self.aborted)
+    }
+}

@@ -1,0 +1,195 @@
+//! TCP variants and the knobs of one connection.
+
+use core::fmt;
+use core::str::FromStr;
+
+use crate::time::Duration;
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TcpVariant {
+    Tahoe,
+    Reno,
+    #[default]
+    NewReno,
+    Sack,
+    Cubic,
+}
+
+impl TcpVariant {
+    pub const ALL: [TcpVariant; 5] = [
+        TcpVariant::Tahoe,
+        TcpVariant::Reno,
+        TcpVariant::NewReno,
+        TcpVariant::Sack,
+        TcpVariant::Cubic,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            TcpVariant::Tahoe => "tahoe",
+            TcpVariant::Reno => "reno",
+            TcpVariant::NewReno => "newreno",
+            TcpVariant::Sack => "sack",
+            TcpVariant::Cubic => "cubic",
+        }
+    }
+
+    /// Whether loss recovery uses the SACK scoreboard (when negotiated).
+    pub const fn uses_sack(self) -> bool {
+        matches!(self, TcpVariant::Sack | TcpVariant::Cubic)
+    }
+}
+
+impl fmt::Display for TcpVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseVariantError(pub String);
+
+impl fmt::Display for ParseVariantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown TCP variant {:?} (expected tahoe, reno, newreno, sack or cubic)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ParseVariantError {}
+
+impl FromStr for TcpVariant {
+    type Err = ParseVariantError;
+    fn from_str(s: &str) -> Result<TcpVariant, ParseVariantError> {
+        TcpVariant::ALL
+            .into_iter()
+            .find(|v| v.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| ParseVariantError(s.to_string()))
+    }
+}
+
+/// RFC 5681 §4.2 delayed acknowledgments.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DelayedAck {
+    /// Acknowledge at least every this many full in-order segments.
+    pub every: u8,
+    /// Acknowledge at most this long after the first unacknowledged segment.
+    pub timeout: Duration,
+}
+
+impl Default for DelayedAck {
+    fn default() -> DelayedAck {
+        DelayedAck {
+            every: 2,
+            timeout: Duration::from_millis(200),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpConfig {
+    pub variant: TcpVariant,
+    /// Largest payload per segment, bytes (the peer's MSS option may lower it).
+    pub mss: u16,
+    /// Initial congestion window, segments (RFC 6928's 10 by default).
+    pub initial_window: u32,
+    /// Initial slow-start threshold, bytes; `u64::MAX` means "infinite".
+    pub initial_ssthresh: u64,
+    pub min_rto: Duration,
+    pub initial_rto: Duration,
+    pub max_rto: Duration,
+    /// Consecutive retransmission timeouts tolerated; one more aborts.
+    pub max_consecutive_rtos: u32,
+    /// `None` acknowledges every segment at once.
+    pub delayed_ack: Option<DelayedAck>,
+    /// Offer and use SACK (default: only for the variants that recover with it).
+    pub sack: bool,
+    /// RFC 7323 timestamps (default off): TSval is the sender's clock in ms,
+    /// and RTT samples then come from TSecr.
+    pub timestamps: bool,
+    /// Send buffer, bytes: the most data outstanding plus queued.
+    pub send_buffer: usize,
+    /// Receive buffer, bytes: bounds out-of-order data and the advertised window.
+    pub recv_buffer: usize,
+    pub dupack_threshold: u32,
+    /// Maximum segment lifetime; TIME_WAIT lasts 2·MSL. 1 s suits simulation
+    /// (RFC 9293 suggests 2 min; nothing here depends on its length, as the
+    /// agent reports itself closed on entering TIME_WAIT).
+    pub msl: Duration,
+    /// Port written in our segments; `None` takes the port of `Net::local`.
+    pub local_port: Option<u16>,
+}
+
+impl TcpConfig {
+    /// Defaults for `variant`, with SACK on iff the variant recovers with it.
+    pub fn new(variant: TcpVariant) -> TcpConfig {
+        TcpConfig {
+            variant,
+            mss: 1460,
+            initial_window: 10,
+            initial_ssthresh: u64::MAX,
+            min_rto: Duration::from_secs(1),
+            initial_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            max_consecutive_rtos: 15,
+            delayed_ack: Some(DelayedAck::default()),
+            sack: variant.uses_sack(),
+            timestamps: false,
+            send_buffer: 256 * 1024,
+            recv_buffer: 1024 * 1024,
+            dupack_threshold: 3,
+            msl: Duration::from_secs(1),
+            local_port: None,
+        }
+    }
+
+    /// The window-scale shift that lets a 16-bit window cover the receive
+    /// buffer (RFC 7323 caps it at 14).
+    pub fn window_scale(&self) -> u8 {
+        let mut shift = 0u8;
+        while shift < 14 && (self.recv_buffer >> shift) > u16::MAX as usize {
+            shift += 1;
+        }
+        shift
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> TcpConfig {
+        TcpConfig::new(TcpVariant::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_parse_from_their_names() {
+        for v in TcpVariant::ALL {
+            assert_eq!(v.name().parse::<TcpVariant>(), Ok(v));
+        }
+        assert_eq!("CUBIC".parse::<TcpVariant>(), Ok(TcpVariant::Cubic));
+        assert!("vegas".parse::<TcpVariant>().is_err());
+    }
+
+    #[test]
+    fn sack_defaults_follow_the_variant() {
+        assert!(TcpConfig::new(TcpVariant::Sack).sack);
+        assert!(TcpConfig::new(TcpVariant::Cubic).sack);
+        assert!(!TcpConfig::new(TcpVariant::Reno).sack);
+    }
+
+    #[test]
+    fn window_scale_covers_the_receive_buffer() {
+        let mut c = TcpConfig::default();
+        assert_eq!(c.window_scale(), 5); // 1 MiB >> 5 = 32 KiB
+        c.recv_buffer = 65_535;
+        assert_eq!(c.window_scale(), 0);
+        c.recv_buffer = usize::MAX;
+        assert_eq!(c.window_scale(), 14);
+    }
+}

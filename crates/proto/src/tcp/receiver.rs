@@ -1,0 +1,203 @@
+//! The receiving half: segment acceptance after the handshake, in-order
+//! delivery, reassembly, the peer's FIN, and when to acknowledge.
+
+use joulenet_wire::tcp::{TcpFlags, TcpRepr};
+
+use super::agent::{timer, SendKind, TcpAgent, TcpState};
+use crate::net::Net;
+
+impl TcpAgent {
+    /// A segment in SYN_RECEIVED or a later state, from our peer.
+    pub(crate) fn on_segment(&mut self, net: &mut dyn Net, seg: &TcpRepr<'_>) {
+        if seg.flags.rst {
+            if self.rst_acceptable(seg) {
+                self.abort(net);
+            } else {
+                self.stats.unexpected_dropped += 1;
+            }
+            return;
+        }
+        if seg.flags.syn {
+            self.on_repeated_syn(net);
+            return;
+        }
+        let Some(ack) = seg.ack else {
+            self.stats.unexpected_dropped += 1;
+            return;
+        };
+        if self.state == TcpState::SynReceived {
+            if self.iss.unwrap(ack, 1) == 0 {
+                self.stats.unexpected_dropped += 1;
+                return;
+            }
+            self.syn_acked(net);
+        }
+        self.update_ts_recent(seg);
+        self.process_ack(net, seg);
+        if self.state == TcpState::Closed {
+            return;
+        }
+        self.process_data(net, seg);
+        self.transmit(net);
+        self.flush_ack(net);
+    }
+
+    /// A retransmitted SYN (our SYN-ACK was lost) or SYN-ACK (our ACK was
+    /// lost): answer it again.
+    fn on_repeated_syn(&mut self, net: &mut dyn Net) {
+        self.stats.unexpected_dropped += 1;
+        if self.state == TcpState::SynReceived {
+            self.syn_retransmitted = true;
+            self.send_syn(net);
+        } else {
+            self.ack_now = true;
+            self.flush_ack(net);
+        }
+    }
+
+    /// RFC 9293 §3.10.7.4: a reset counts only if its sequence number lies
+    /// in the receive window (blind resets are ignored).
+    fn rst_acceptable(&self, seg: &TcpRepr<'_>) -> bool {
+        let seq = self.irs.unwrap(seg.seq, self.rcv_nxt);
+        seq >= self.rcv_nxt && seq < self.rcv_nxt + self.cfg.recv_buffer.max(1) as u64
+    }
+
+    fn update_ts_recent(&mut self, seg: &TcpRepr<'_>) {
+        if let (true, Some((val, _))) = (self.ts_ok, seg.options.timestamps) {
+            if self.irs.unwrap(seg.seq, self.rcv_nxt) <= self.rcv_nxt {
+                self.ts_recent = val;
+            }
+        }
+    }
+
+    fn process_data(&mut self, net: &mut dyn Net, seg: &TcpRepr<'_>) {
+        let seq = self.irs.unwrap(seg.seq, self.rcv_nxt);
+        let len = seg.payload.len() as u64;
+        if self.fin_received {
+            if len > 0 || seg.flags.fin {
+                // A retransmission of what we already have: re-acknowledge.
+                self.stats.unexpected_dropped += 1;
+                self.ack_now = true;
+            }
+            return;
+        }
+        if len == 0 && !seg.flags.fin {
+            if seq < self.rcv_nxt {
+                self.ack_now = true; // a window probe
+            }
+            return;
+        }
+        if len > 0 {
+            self.receive_payload(net, seq, seg.payload);
+        }
+        if seg.flags.fin {
+            self.peer_fin.get_or_insert(seq + len);
+            self.ack_now = true;
+        }
+        self.check_peer_fin(net);
+    }
+
+    fn receive_payload(&mut self, net: &mut dyn Net, seq: u64, payload: &[u8]) {
+        let end = seq + payload.len() as u64;
+        if end <= self.rcv_nxt {
+            self.stats.unexpected_dropped += 1;
+            self.ack_now = true;
+            return;
+        }
+        if seq > self.rcv_nxt {
+            self.receive_out_of_order(seq, payload);
+            return;
+        }
+        // In order: straight from the packet to the application.
+        net.deliver(&payload[(self.rcv_nxt - seq) as usize..]);
+        self.rcv_nxt = end;
+        let hole_filled = !self.reasm.is_empty();
+        while let Some(piece) = self.reasm.pop_in_order(self.rcv_nxt) {
+            net.deliver(&piece);
+            self.rcv_nxt += piece.len() as u64;
+        }
+        if hole_filled {
+            self.ack_now = true; // RFC 5681 §4.2: at once when a gap fills
+        } else {
+            self.unacked_segments += 1;
+            self.schedule_ack(net);
+        }
+    }
+
+    /// Out-of-order data is kept within the receive buffer and acknowledged
+    /// at once, so the sender sees a duplicate ACK with SACK blocks.
+    fn receive_out_of_order(&mut self, seq: u64, payload: &[u8]) {
+        self.ack_now = true;
+        let limit = self.rcv_nxt + self.cfg.recv_buffer as u64;
+        if seq >= limit {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        let keep = ((limit - seq) as usize).min(payload.len());
+        if self.reasm.insert(seq, &payload[..keep]) == 0 {
+            self.stats.unexpected_dropped += 1;
+        }
+    }
+
+    fn schedule_ack(&mut self, net: &mut dyn Net) {
+        match self.cfg.delayed_ack {
+            None => self.ack_now = true,
+            Some(d) if self.unacked_segments >= d.every.max(1) as u32 => self.ack_now = true,
+            Some(d) => {
+                if self.unacked_segments == 1 {
+                    net.set_timer(timer::DELAYED_ACK, net.now() + d.timeout);
+                }
+            }
+        }
+    }
+
+    /// Once every byte before the peer's FIN has been delivered, the stream
+    /// ends for the application.
+    fn check_peer_fin(&mut self, net: &mut dyn Net) {
+        if self.fin_received || self.peer_fin != Some(self.rcv_nxt) {
+            return;
+        }
+        self.rcv_nxt += 1;
+        self.fin_received = true;
+        self.ack_now = true;
+        net.deliver_finished();
+        match self.state {
+            TcpState::Established | TcpState::SynReceived => self.state = TcpState::CloseWait,
+            TcpState::FinWait1 => self.state = TcpState::Closing,
+            TcpState::FinWait2 => self.enter_time_wait(net),
+            _ => {}
+        }
+    }
+
+    /// Sends a pure ACK now.
+    pub(crate) fn send_ack(&mut self, net: &mut dyn Net) {
+        let options = self.segment_options(net);
+        let seq = self.snd_max;
+        let flags = TcpFlags::default();
+        self.emit(
+            net,
+            seq,
+            flags,
+            Some(self.rcv_nxt),
+            options,
+            None,
+            SendKind::First,
+        );
+    }
+
+    /// Sends the ACK owed, unless a data segment already carried it.
+    pub(crate) fn flush_ack(&mut self, net: &mut dyn Net) {
+        if self.ack_now && self.state.synchronized() {
+            self.send_ack(net);
+        }
+    }
+
+    /// Any segment carrying our ACK settles what the receiver owed.
+    pub(crate) fn ack_sent(&mut self, net: &mut dyn Net) {
+        self.ack_now = false;
+        if self.unacked_segments > 0 {
+            self.unacked_segments = 0;
+            net.cancel_timer(timer::DELAYED_ACK);
+        }
+    }
+}

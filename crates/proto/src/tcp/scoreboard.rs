@@ -1,0 +1,316 @@
+//! The sender's record of every segment sent and not yet cumulatively
+//! acknowledged, with the RFC 6675 scoreboard state of each: SACKed, lost
+//! (waiting for retransmission), retransmitted.
+//!
+//! `pipe` (RFC 6675 §4) is kept as a running count instead of being
+//! recomputed per ACK: a segment counts while it is believed to be in the
+//! network, i.e. sent (or resent) and neither SACKed nor declared lost.
+//! Non-SACK variants use the same records: without SACK information `pipe`
+//! is simply the flight, minus segments declared lost by a timeout (which
+//! is exactly BSD's `snd_nxt = snd_una` go-back-N).
+
+use std::collections::VecDeque;
+
+use crate::time::Time;
+
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Segment {
+    /// Sequence offsets `[start, end)`; `end` includes the FIN if `fin`.
+    pub start: u64,
+    pub end: u64,
+    pub fin: bool,
+    /// Time of the latest (re)transmission.
+    pub sent_at: Time,
+    pub retransmitted: bool,
+    pub sacked: bool,
+    pub lost: bool,
+    in_pipe: bool,
+}
+
+impl Segment {
+    pub(crate) fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    /// Payload bytes (sequence length without the FIN).
+    pub(crate) fn payload_len(&self) -> u64 {
+        self.len() - self.fin as u64
+    }
+}
+
+/// What a cumulative ACK removed.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Acked {
+    /// Send time of the newest fully acknowledged segment that was never
+    /// retransmitted (Karn's algorithm), for an RTT sample.
+    pub rtt_sent_at: Option<Time>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scoreboard {
+    segs: VecDeque<Segment>,
+    pipe: u64,
+    lost: usize,
+    /// End of the highest SACKed segment (RFC 6675 HighACK's counterpart for
+    /// SACKed data), 0 if none.
+    high_sacked: u64,
+    /// Where the search for the next lost segment resumes (HighRxt).
+    cursor: u64,
+}
+
+impl Scoreboard {
+    pub(crate) fn pipe(&self) -> u64 {
+        self.pipe
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+    pub(crate) fn get(&self, idx: usize) -> &Segment {
+        &self.segs[idx]
+    }
+
+    /// Records a first transmission.
+    pub(crate) fn push(&mut self, start: u64, end: u64, fin: bool, now: Time) {
+        self.segs.push_back(Segment {
+            start,
+            end,
+            fin,
+            sent_at: now,
+            retransmitted: false,
+            sacked: false,
+            lost: false,
+            in_pipe: true,
+        });
+        self.pipe += end - start;
+    }
+
+    /// Removes everything below `ack`, trimming a segment it cuts.
+    pub(crate) fn ack_to(&mut self, ack: u64) -> Acked {
+        let mut acked = Acked::default();
+        while let Some(front) = self.segs.front_mut() {
+            if front.end <= ack {
+                if !front.retransmitted {
+                    acked.rtt_sent_at = Some(front.sent_at);
+                }
+                let seg = *front;
+                self.segs.pop_front();
+                self.forget(&seg, seg.len());
+            } else {
+                if front.start < ack {
+                    let cut = ack - front.start;
+                    front.start = ack;
+                    let seg = *front;
+                    if seg.in_pipe {
+                        self.pipe -= cut;
+                    }
+                }
+                break;
+            }
+        }
+        if self.segs.is_empty() {
+            self.high_sacked = 0;
+        }
+        acked
+    }
+
+    fn forget(&mut self, seg: &Segment, len: u64) {
+        if seg.in_pipe {
+            self.pipe -= len;
+        }
+        if seg.lost {
+            self.lost -= 1;
+        }
+    }
+
+    /// Marks segments wholly inside `[left, right)` SACKed. True if any
+    /// segment changed.
+    pub(crate) fn sack(&mut self, left: u64, right: u64) -> bool {
+        let first = self.segs.partition_point(|s| s.end <= left);
+        let mut changed = false;
+        for i in first..self.segs.len() {
+            let s = self.segs[i];
+            if s.start >= right {
+                break;
+            }
+            if s.sacked || s.start < left || s.end > right {
+                continue;
+            }
+            self.forget(&s, s.len());
+            let seg = &mut self.segs[i];
+            seg.sacked = true;
+            seg.lost = false;
+            seg.in_pipe = false;
+            self.high_sacked = self.high_sacked.max(seg.end);
+            changed = true;
+        }
+        changed
+    }
+
+    /// RFC 6675 IsLost: a segment is lost when `dupthresh` SACKed segments,
+    /// or more than `(dupthresh - 1) · mss` SACKed bytes, lie above it.
+    /// Marks every such segment not yet retransmitted. Walks the window, so
+    /// it is called only when SACK information changed.
+    pub(crate) fn mark_lost_by_sacks(&mut self, dupthresh: u32, mss: u64) {
+        let (mut count, mut bytes) = (0u32, 0u64);
+        let byte_limit = (dupthresh.saturating_sub(1) as u64) * mss;
+        for i in (0..self.segs.len()).rev() {
+            let s = self.segs[i];
+            if s.sacked {
+                count += 1;
+                bytes += s.len();
+            } else if (count >= dupthresh || bytes > byte_limit) && !s.lost && !s.retransmitted {
+                self.mark_lost(i);
+            }
+        }
+    }
+
+    /// Declares segment `idx` lost: it leaves the pipe and awaits resending.
+    pub(crate) fn mark_lost(&mut self, idx: usize) {
+        let s = &mut self.segs[idx];
+        if s.sacked || s.lost {
+            return;
+        }
+        s.lost = true;
+        if s.in_pipe {
+            s.in_pipe = false;
+            self.pipe -= s.len();
+        }
+        self.lost += 1;
+        self.cursor = self.cursor.min(s.start);
+    }
+
+    /// Whether the first unacknowledged segment is considered lost.
+    pub(crate) fn head_lost(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.lost)
+    }
+
+    /// Every segment not SACKed is lost (retransmission timeout).
+    pub(crate) fn mark_all_lost(&mut self) {
+        for i in 0..self.segs.len() {
+            self.mark_lost(i);
+        }
+    }
+
+    /// The first lost segment, in sequence order (NextSeg rule 1).
+    pub(crate) fn next_lost(&mut self) -> Option<usize> {
+        if self.lost == 0 {
+            return None;
+        }
+        let from = self.segs.partition_point(|s| s.end <= self.cursor);
+        let found = (from..self.segs.len())
+            .find(|&i| self.segs[i].lost)
+            .or_else(|| (0..from).find(|&i| self.segs[i].lost))?;
+        self.cursor = self.segs[found].start;
+        Some(found)
+    }
+
+    /// NextSeg rule 3: the first segment below the highest SACKed one that
+    /// is neither SACKed, lost, nor already retransmitted.
+    pub(crate) fn rescue_candidate(&self) -> Option<usize> {
+        self.segs
+            .iter()
+            .take_while(|s| s.end <= self.high_sacked)
+            .position(|s| !s.sacked && !s.lost && !s.retransmitted)
+    }
+
+    /// Records the retransmission of segment `idx`.
+    pub(crate) fn retransmitted(&mut self, idx: usize, now: Time) {
+        let s = &mut self.segs[idx];
+        if s.lost {
+            s.lost = false;
+            self.lost -= 1;
+        }
+        s.retransmitted = true;
+        s.sent_at = now;
+        if !s.in_pipe {
+            s.in_pipe = true;
+            self.pipe += s.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 100;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(1 + i * MSS, 1 + (i + 1) * MSS, false, Time::from_millis(i));
+        }
+        b
+    }
+
+    #[test]
+    fn pipe_counts_segments_in_the_network() {
+        let mut b = board(10);
+        assert_eq!(b.pipe(), 10 * MSS);
+        b.sack(1 + 3 * MSS, 1 + 5 * MSS);
+        assert_eq!(b.pipe(), 8 * MSS);
+        b.mark_lost(0);
+        assert_eq!(b.pipe(), 7 * MSS);
+        b.retransmitted(0, Time::ZERO);
+        assert_eq!(b.pipe(), 8 * MSS);
+        b.ack_to(1 + 5 * MSS);
+        assert_eq!(b.pipe(), 5 * MSS);
+    }
+
+    #[test]
+    fn three_sacked_segments_above_mark_a_hole_lost() {
+        let mut b = board(6);
+        b.sack(1 + MSS, 1 + 3 * MSS);
+        b.mark_lost_by_sacks(3, MSS);
+        // Two SACKed segments and 200 bytes: not yet lost.
+        assert!(!b.head_lost());
+        b.sack(1 + 3 * MSS, 1 + 4 * MSS);
+        b.mark_lost_by_sacks(3, MSS);
+        assert!(b.head_lost());
+        assert_eq!(b.next_lost(), Some(0));
+        assert_eq!(b.pipe(), 2 * MSS);
+    }
+
+    #[test]
+    fn karn_samples_only_clean_segments() {
+        let mut b = board(3);
+        b.mark_lost(2);
+        b.retransmitted(2, Time::from_secs(9));
+        let acked = b.ack_to(1 + 3 * MSS);
+        assert_eq!(acked.rtt_sent_at, Some(Time::from_millis(1)));
+        let mut b = board(1);
+        b.mark_lost(0);
+        b.retransmitted(0, Time::from_secs(1));
+        assert_eq!(b.ack_to(1 + MSS).rtt_sent_at, None);
+    }
+
+    #[test]
+    fn timeout_marks_everything_but_sacked_data_lost_in_order() {
+        let mut b = board(5);
+        b.sack(1 + 2 * MSS, 1 + 3 * MSS);
+        b.mark_all_lost();
+        assert_eq!(b.pipe(), 0);
+        let mut order = Vec::new();
+        while let Some(i) = b.next_lost() {
+            order.push(i);
+            b.retransmitted(i, Time::ZERO);
+        }
+        assert_eq!(order, vec![0, 1, 3, 4]);
+    }
+
+    #[test]
+    fn partial_ack_trims_a_segment() {
+        let mut b = board(2);
+        b.ack_to(1 + MSS / 2);
+        assert_eq!(b.pipe(), 2 * MSS - MSS / 2);
+        assert_eq!(b.get(0).start, 1 + MSS / 2);
+    }
+
+    #[test]
+    fn rescue_finds_unsacked_unretransmitted_below_high_sack() {
+        let mut b = board(5);
+        b.sack(1 + 3 * MSS, 1 + 4 * MSS);
+        b.mark_lost(0);
+        b.retransmitted(0, Time::ZERO);
+        assert_eq!(b.rescue_candidate(), Some(1));
+    }
+}

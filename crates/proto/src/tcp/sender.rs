@@ -1,0 +1,469 @@
+//! The sending half: filling the send buffer, transmitting within the
+//! congestion and receive windows, processing ACKs, loss recovery per
+//! variant, retransmission timeout and zero-window probing.
+
+use joulenet_wire::tcp::{TcpFlags, TcpRepr};
+
+use super::agent::{timer, AppState, SendKind, TcpAgent, TcpState};
+use super::config::TcpVariant;
+use super::scoreboard::Acked;
+use crate::net::{AppRead, Net};
+use crate::time::{Duration, Time};
+
+/// How holes are found and resent; SACK variants fall back to NewReno when
+/// the peer does not permit SACK.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Recovery {
+    Tahoe,
+    Reno,
+    NewReno,
+    Sack,
+}
+
+impl TcpAgent {
+    pub(crate) fn recovery_kind(&self) -> Recovery {
+        match self.cfg.variant {
+            TcpVariant::Tahoe => Recovery::Tahoe,
+            TcpVariant::Reno => Recovery::Reno,
+            v if v.uses_sack() && self.sack_ok => Recovery::Sack,
+            _ => Recovery::NewReno,
+        }
+    }
+
+    fn uses_sack(&self) -> bool {
+        self.recovery_kind() == Recovery::Sack
+    }
+
+    /// Application bytes buffered but never sent.
+    fn unsent(&self) -> u64 {
+        (self.buf_seq + self.send_buf.len() as u64).saturating_sub(self.snd_max)
+    }
+
+    // ---- transmission ----
+
+    /// Sends all that the windows allow: lost segments first, then new
+    /// data, then (in SACK recovery) a rescue retransmission, then a lone FIN.
+    pub(crate) fn transmit(&mut self, net: &mut dyn Net) {
+        if !self.state.sends_data() {
+            return;
+        }
+        loop {
+            self.fill_from_app(net);
+            if !self.send_one(net) {
+                break;
+            }
+        }
+        self.update_persist(net);
+    }
+
+    /// Reads from the application only as far as the windows could use soon,
+    /// so the buffer does not hold data that cannot be sent.
+    fn fill_from_app(&mut self, net: &mut dyn Net) {
+        let want = self.cc.window().min(self.peer_wnd).max(self.mss);
+        while self.app == AppState::Open && self.send_buf.free() > 0 && self.unsent() < want {
+            let slot = self.send_buf.writable();
+            let room = slot.len();
+            match net.app_read(slot) {
+                AppRead::Data(n) if n > 0 => self.send_buf.commit(n.min(room)),
+                AppRead::Data(_) => break,
+                AppRead::Pending => self.app = AppState::Pending,
+                AppRead::Finished => self.app = AppState::Finished,
+            }
+        }
+    }
+
+    fn send_one(&mut self, net: &mut dyn Net) -> bool {
+        let pipe = self.board.pipe();
+        let room = self.cc.window().saturating_sub(pipe);
+        // A window too small for one segment still lets one go when nothing
+        // is in flight, or the connection would stall until a timeout.
+        let fits = |len: u64| room >= len || pipe == 0;
+        if let Some(idx) = self.board.next_lost() {
+            if !fits(self.board.get(idx).len()) {
+                return false;
+            }
+            self.retransmit(net, idx);
+            return true;
+        }
+        if let Some(len) = self.new_data_len() {
+            if !fits(len) {
+                return false;
+            }
+            self.send_new(net, len);
+            return true;
+        }
+        if self.recovery.is_some() && self.uses_sack() && room >= self.mss {
+            if let Some(idx) = self.board.rescue_candidate() {
+                self.board.mark_lost(idx);
+                self.retransmit(net, idx);
+                return true;
+            }
+        }
+        if self.fin_ready() {
+            self.send_fin_alone(net);
+            return true;
+        }
+        false
+    }
+
+    /// Length of the next new segment the receive window allows.
+    fn new_data_len(&self) -> Option<u64> {
+        if self.fin_seq.is_some() {
+            return None;
+        }
+        let rwnd_room = (self.snd_una + self.peer_wnd).saturating_sub(self.snd_max);
+        let len = self.unsent().min(self.mss).min(rwnd_room);
+        (len > 0).then_some(len)
+    }
+
+    fn send_new(&mut self, net: &mut dyn Net, len: u64) {
+        let seq = self.snd_max;
+        let last = len == self.unsent();
+        let fin = last && self.app == AppState::Finished;
+        let end = seq + len + fin as u64;
+        self.board.push(seq, end, fin, net.now());
+        self.snd_max = end;
+        if fin {
+            self.fin_sent(seq + len);
+        }
+        let flags = TcpFlags {
+            fin,
+            psh: last,
+            ..TcpFlags::default()
+        };
+        let options = self.segment_options(net);
+        let data = Some(((seq - self.buf_seq) as usize, len as usize));
+        self.emit(
+            net,
+            seq,
+            flags,
+            Some(self.rcv_nxt),
+            options,
+            data,
+            SendKind::First,
+        );
+        self.arm_rto(net);
+    }
+
+    fn fin_ready(&self) -> bool {
+        self.app == AppState::Finished
+            && self.fin_seq.is_none()
+            && self.unsent() == 0
+            && matches!(self.state, TcpState::Established | TcpState::CloseWait)
+    }
+
+    fn send_fin_alone(&mut self, net: &mut dyn Net) {
+        let seq = self.snd_max;
+        self.board.push(seq, seq + 1, true, net.now());
+        self.snd_max = seq + 1;
+        self.fin_sent(seq);
+        let flags = TcpFlags {
+            fin: true,
+            ..TcpFlags::default()
+        };
+        let options = self.segment_options(net);
+        self.emit(
+            net,
+            seq,
+            flags,
+            Some(self.rcv_nxt),
+            options,
+            None,
+            SendKind::First,
+        );
+        self.arm_rto(net);
+    }
+
+    fn fin_sent(&mut self, fin_seq: u64) {
+        self.fin_seq = Some(fin_seq);
+        self.state = match self.state {
+            TcpState::Established => TcpState::FinWait1,
+            TcpState::CloseWait => TcpState::LastAck,
+            s => s,
+        };
+    }
+
+    fn retransmit(&mut self, net: &mut dyn Net, idx: usize) {
+        let seg = *self.board.get(idx);
+        self.board.retransmitted(idx, net.now());
+        let payload = seg.payload_len();
+        let data = (payload > 0).then(|| ((seg.start - self.buf_seq) as usize, payload as usize));
+        let flags = TcpFlags {
+            fin: seg.fin,
+            ..TcpFlags::default()
+        };
+        let options = self.segment_options(net);
+        self.emit(
+            net,
+            seg.start,
+            flags,
+            Some(self.rcv_nxt),
+            options,
+            data,
+            SendKind::Retransmission,
+        );
+        self.arm_rto(net);
+    }
+
+    /// Fast retransmit of the first unacknowledged segment, regardless of
+    /// the window (RFC 5681 §3.2 step 2, RFC 6582 step 3, RFC 6675 §5 (4.3)).
+    fn retransmit_head(&mut self, net: &mut dyn Net) {
+        if self.board.is_empty() {
+            return;
+        }
+        self.board.mark_lost(0);
+        if self.board.get(0).lost {
+            self.retransmit(net, 0);
+        }
+    }
+
+    // ---- acknowledgments ----
+
+    /// Processes the ACK field, window and SACK blocks of an incoming segment.
+    pub(crate) fn process_ack(&mut self, net: &mut dyn Net, seg: &TcpRepr<'_>) {
+        let Some(wire) = seg.ack else { return };
+        let ack = self.iss.unwrap(wire, self.snd_una);
+        if ack > self.snd_max {
+            // Acknowledges data never sent: RFC 9293 says drop and ACK.
+            self.stats.unexpected_dropped += 1;
+            self.ack_now = true;
+            return;
+        }
+        if ack < self.snd_una {
+            return; // An old, reordered ACK: nothing to learn.
+        }
+        self.peer_wnd = (seg.window as u64) << self.snd_wscale;
+        let sack_changed = self.uses_sack() && self.apply_sacks(seg);
+        if ack > self.snd_una {
+            self.on_new_ack(net, ack, seg);
+        } else if self.is_dupack(seg) {
+            self.on_dupack(net);
+        }
+        if sack_changed {
+            self.on_sack_change(net);
+        }
+    }
+
+    fn apply_sacks(&mut self, seg: &TcpRepr<'_>) -> bool {
+        let mut changed = false;
+        for b in &seg.options.sack_blocks {
+            let left = self.iss.unwrap(b.left, self.snd_una);
+            let right = self.iss.unwrap(b.right, self.snd_una);
+            if left < right && right <= self.snd_max {
+                changed |= self.board.sack(left, right);
+            }
+        }
+        changed
+    }
+
+    /// New SACK information: find holes (IsLost) and enter recovery when the
+    /// first unacknowledged segment is lost (RFC 6675 §5).
+    fn on_sack_change(&mut self, net: &mut dyn Net) {
+        let (thresh, mss) = (self.cfg.dupack_threshold, self.mss);
+        if self.recovery.is_some() {
+            self.board.mark_lost_by_sacks(thresh, mss);
+        } else if self.may_fast_retransmit() {
+            self.board.mark_lost_by_sacks(thresh, mss);
+            if self.board.head_lost() {
+                self.enter_recovery(net);
+            }
+        }
+    }
+
+    /// RFC 5681 duplicate ACK. The "window unchanged" condition is left out:
+    /// our receivers shrink the window as out-of-order data fills the buffer,
+    /// so it would hide exactly the dupacks that signal a loss.
+    fn is_dupack(&self, seg: &TcpRepr<'_>) -> bool {
+        seg.payload.is_empty() && !seg.flags.syn && !seg.flags.fin && self.snd_max > self.snd_una
+    }
+
+    fn on_new_ack(&mut self, net: &mut dyn Net, ack: u64, seg: &TcpRepr<'_>) {
+        let acked = ack - self.snd_una;
+        let info = self.board.ack_to(ack);
+        let buf_end = self.buf_seq + self.send_buf.len() as u64;
+        let new_buf_seq = ack.clamp(self.buf_seq, buf_end);
+        self.send_buf.consume((new_buf_seq - self.buf_seq) as usize);
+        self.buf_seq = new_buf_seq;
+        self.snd_una = ack;
+        self.consecutive_rtos = 0;
+        self.persist_backoff = 0;
+        let rtt = self.take_rtt_sample(net.now(), info, seg);
+        match self.recovery {
+            Some(point) if ack >= point => self.exit_recovery(),
+            Some(_) => self.partial_ack(net, acked),
+            None => {
+                let flight = self.flight();
+                self.cc
+                    .on_ack(net.now(), acked, rtt.or(self.rtt.srtt()), flight);
+            }
+        }
+        self.dupacks = 0;
+        if self.snd_max > self.snd_una {
+            self.restart_rto(net);
+        } else {
+            self.disarm_rto(net);
+        }
+        if self.fin_seq.is_some_and(|fin| ack > fin) {
+            self.our_fin_acked(net);
+        }
+    }
+
+    /// RTT from the echoed timestamp if negotiated, else from the newest
+    /// newly acknowledged segment never retransmitted (Karn).
+    fn take_rtt_sample(&mut self, now: Time, info: Acked, seg: &TcpRepr<'_>) -> Option<Duration> {
+        let rtt = if self.ts_ok {
+            let (_, ecr) = seg.options.timestamps?;
+            let ms = super::agent::ms_clock(now).wrapping_sub(ecr);
+            // An echo from the future or from long ago is not a sample.
+            (ms < 1 << 30).then(|| Duration::from_millis(ms as u64))?
+        } else {
+            now.saturating_since(info.rtt_sent_at?)
+        };
+        self.rtt_sample(rtt);
+        Some(rtt)
+    }
+
+    fn our_fin_acked(&mut self, net: &mut dyn Net) {
+        match self.state {
+            TcpState::FinWait1 => self.state = TcpState::FinWait2,
+            TcpState::Closing => self.enter_time_wait(net),
+            TcpState::LastAck => self.enter_closed(net),
+            _ => {}
+        }
+    }
+
+    fn on_dupack(&mut self, net: &mut dyn Net) {
+        self.dupacks += 1;
+        if self.recovery.is_some() {
+            if matches!(self.recovery_kind(), Recovery::Reno | Recovery::NewReno) {
+                // RFC 5681 §3.2 step 4: each dupack means a segment left.
+                self.cc.set_window(self.cc.window() + self.mss);
+            }
+            return;
+        }
+        if self.dupacks == self.cfg.dupack_threshold && self.may_fast_retransmit() {
+            self.enter_recovery(net);
+        }
+    }
+
+    /// RFC 6582 §4 (and RFC 6675 §5's equivalent): no new fast retransmit
+    /// for dupacks of data sent before the previous recovery or timeout.
+    fn may_fast_retransmit(&self) -> bool {
+        self.recover.map_or(true, |r| self.snd_una >= r)
+    }
+
+    fn enter_recovery(&mut self, net: &mut dyn Net) {
+        self.stats.fast_recoveries += 1;
+        let flight = self.flight();
+        let ssthresh = self.cc.on_congestion_event(net.now(), flight);
+        self.recover = Some(self.snd_max);
+        match self.recovery_kind() {
+            Recovery::Tahoe => {
+                // Fast retransmit, then slow start from one segment, resending
+                // everything outstanding (BSD Tahoe sets snd_nxt = snd_una).
+                self.cc.set_window(self.mss);
+                self.board.mark_all_lost();
+            }
+            Recovery::Reno | Recovery::NewReno => {
+                self.recovery = Some(self.snd_max);
+                self.cc.set_window(ssthresh + 3 * self.mss);
+                self.retransmit_head(net);
+            }
+            Recovery::Sack => {
+                self.recovery = Some(self.snd_max);
+                self.cc.set_window(ssthresh);
+                self.retransmit_head(net);
+            }
+        }
+    }
+
+    /// An ACK that advances snd_una but not past the recovery point.
+    fn partial_ack(&mut self, net: &mut dyn Net, acked: u64) {
+        match self.recovery_kind() {
+            Recovery::Reno => {
+                // Reno leaves recovery on any new ACK (RFC 5681 §3.2 step 6).
+                self.cc.set_window(self.cc.ssthresh());
+                self.recovery = None;
+            }
+            Recovery::NewReno => {
+                // RFC 6582 §3.2 step 5: resend the next hole, partially deflate.
+                let add_back = if acked >= self.mss { self.mss } else { 0 };
+                let cwnd = self.cc.window().saturating_sub(acked) + add_back;
+                self.cc.set_window(cwnd);
+                self.retransmit_head(net);
+            }
+            Recovery::Sack | Recovery::Tahoe => {}
+        }
+    }
+
+    fn exit_recovery(&mut self) {
+        let ssthresh = self.cc.ssthresh();
+        let cwnd = match self.recovery_kind() {
+            // RFC 6582 §3.2 step 6, option (1): avoid a burst.
+            Recovery::NewReno => ssthresh.min(self.flight().max(self.mss) + self.mss),
+            _ => ssthresh,
+        };
+        self.cc.set_window(cwnd);
+        self.recovery = None;
+    }
+
+    // ---- timeouts ----
+
+    /// RFC 6298 §5.4–5.6 and RFC 5681 §3.1: collapse the window and resend
+    /// from snd_una; SACK variants skip SACKed data.
+    pub(crate) fn on_data_timeout(&mut self, net: &mut dyn Net) {
+        if !self.count_timeout(net) {
+            return;
+        }
+        let flight = self.flight();
+        self.cc.on_timeout(net.now(), flight);
+        self.recovery = None;
+        self.recover = Some(self.snd_max);
+        self.dupacks = 0;
+        self.board.mark_all_lost();
+        self.transmit(net);
+        self.arm_rto(net);
+    }
+
+    /// Whether new data waits only for the peer's window to open.
+    fn window_stalled(&self) -> bool {
+        self.snd_max == self.snd_una
+            && self.unsent() > 0
+            && self.snd_una + self.peer_wnd <= self.snd_max
+    }
+
+    fn update_persist(&mut self, net: &mut dyn Net) {
+        if self.window_stalled() {
+            let backoff = self
+                .rtt
+                .rto()
+                .saturating_mul(1 << self.persist_backoff.min(16));
+            let at = net.now() + backoff.min(self.cfg.max_rto);
+            net.set_timer(timer::PERSIST, at);
+        } else {
+            net.cancel_timer(timer::PERSIST);
+        }
+    }
+
+    /// Zero-window probe: an empty segment below snd_una, which the peer
+    /// must answer with an ACK carrying its current window.
+    pub(crate) fn on_persist(&mut self, net: &mut dyn Net) {
+        if !self.window_stalled() || !self.state.sends_data() {
+            return;
+        }
+        let options = self.segment_options(net);
+        let seq = self.snd_una - 1;
+        let flags = TcpFlags::default();
+        self.emit(
+            net,
+            seq,
+            flags,
+            Some(self.rcv_nxt),
+            options,
+            None,
+            SendKind::First,
+        );
+        self.persist_backoff += 1;
+        self.update_persist(net);
+    }
+}
