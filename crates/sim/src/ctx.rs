@@ -39,7 +39,7 @@ impl Net for Ctx<'_> {
         self.ep.cancel_timer(timer.0);
     }
 
-    fn rng(&mut self) -> &mut dyn rand_core::RngCore {
+    fn rng(&mut self) -> &mut dyn rand::RngCore {
         &mut self.ep.rng
     }
 

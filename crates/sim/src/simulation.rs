@@ -1,7 +1,8 @@
 //! Building a simulation from a [`Spec`] and running it to the end.
 
 use joulenet_channel::radio::{RadioLedger, RadioProfile};
-use joulenet_proto::{Addr, Agent, Duration, NodeId, RadioMode, Time};
+use joulenet_channel::battery::Battery;
+use joulenet_proto::{Addr, Agent, Duration, NodeId, Time};
 
 use crate::app::{Sink, Source};
 use crate::core::{Core, FlowObserver, NodeState};
@@ -316,12 +317,11 @@ impl Simulation {
         if max_power <= 0.0 {
             return;
         }
-        if remaining <= max_power * 1e-9 {
+        if Battery::is_depleted(remaining, max_power) {
             self.core.kill_node(n);
-            self.core.set_radio_mode(n, RadioMode::Off);
             return;
         }
-        let after = battery.next_check_after(remaining, max_power);
+        let after = Battery::next_check_after(remaining, max_power);
         self.core.queue.push(self.core.now + after, Event::BatteryCheck(n));
     }
 
