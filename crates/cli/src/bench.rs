@@ -51,17 +51,25 @@ tcp = {{ recv_buffer = "4MiB", send_buffer = "1MiB" }}
 /// Peak resident set size of this process, in KiB (Linux).
 pub fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), String> {
-    let scenario = Scenario::parse_str(&scenario(&args), "bench", ".".into()).map_err(|e| e.to_string())?;
+    let scenario =
+        Scenario::parse_str(&scenario(&args), "bench", ".".into()).map_err(|e| e.to_string())?;
     let point = ParamPoint::new();
     let mut best: Option<(f64, u64, u64, f64)> = None;
-    println!("joulenet bench: {} {} over 10 Mbit/s, 50 ms, 1% loss ({} link)", args.bytes, args.protocol, args.medium);
+    println!(
+        "joulenet bench: {} {} over 10 Mbit/s, 50 ms, 1% loss ({} link)",
+        args.bytes, args.protocol, args.medium
+    );
     for i in 0..args.repeat.max(1) {
         let started = std::time::Instant::now();
-        let r = joulenet_sim::run(&scenario, &point, 1 + i as u64, &mut |_| {}).map_err(|e| e.to_string())?;
+        let r = joulenet_sim::run(&scenario, &point, 1 + i as u64, &mut |_| {})
+            .map_err(|e| e.to_string())?;
         let wall = started.elapsed().as_secs_f64();
         let f = &r.flows[0];
         let packets = f.data_packets + f.retransmitted_packets;
@@ -83,7 +91,11 @@ pub fn bench(args: BenchArgs) -> Result<(), String> {
         }
     }
     let (wall, packets, events, _) = best.expect("at least one run");
-    println!("best: {:.2} M data packets/s, {:.2} M events/s", packets as f64 / wall / 1e6, events as f64 / wall / 1e6);
+    println!(
+        "best: {:.2} M data packets/s, {:.2} M events/s",
+        packets as f64 / wall / 1e6,
+        events as f64 / wall / 1e6
+    );
     if let Some(kib) = peak_rss_kib() {
         println!("peak RSS: {:.1} MiB", kib as f64 / 1024.0);
     }

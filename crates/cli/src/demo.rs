@@ -29,12 +29,25 @@ pub fn demo(args: DemoArgs) -> Result<(), String> {
     let started = std::time::Instant::now();
     let runs = run_all(&scenario, &points, &seeds, jobs, args.quiet)?;
     println!("joulenet demo — {}", scenario_description());
-    println!("{} seeds per protocol; mean ± 95% confidence interval\n", seeds.len());
+    println!(
+        "{} seeds per protocol; mean ± 95% confidence interval\n",
+        seeds.len()
+    );
     let mut t = Table::new(&[
-        "protocol", "goodput Mb/s", "time s", "retx pkts", "timeouts", "energy J", "µJ/bit", "efficiency ε", "overhead o",
+        "protocol",
+        "goodput Mb/s",
+        "time s",
+        "retx pkts",
+        "timeouts",
+        "energy J",
+        "µJ/bit",
+        "efficiency ε",
+        "overhead o",
     ]);
     for (i, p) in points.iter().enumerate() {
-        let group: Vec<&RunResult> = runs[i * seeds.len()..(i + 1) * seeds.len()].iter().collect();
+        let group: Vec<&RunResult> = runs[i * seeds.len()..(i + 1) * seeds.len()]
+            .iter()
+            .collect();
         let mut row = vec![p.values().map(value_text).collect::<Vec<_>>().join(" ")];
         row.extend(output::aggregate(&group).iter().map(output::format_ci));
         t.row(row);

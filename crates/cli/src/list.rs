@@ -35,11 +35,19 @@ pub fn list() {
         ("bulk", "send `bytes` as fast as the transport allows"),
         ("backlogged", "always data to send until `stop`"),
         ("cbr", "`message` bytes at `rate`"),
-        ("poisson", "`message` bytes with exponential gaps of mean `mean_interval` (interactive)"),
-        ("pareto", "Pareto on/off at `rate` (`mean_on`, `mean_off`, `shape`), ns-2 style cross traffic"),
+        (
+            "poisson",
+            "`message` bytes with exponential gaps of mean `mean_interval` (interactive)",
+        ),
+        (
+            "pareto",
+            "Pareto on/off at `rate` (`mean_on`, `mean_off`, `shape`), ns-2 style cross traffic",
+        ),
     ] {
         println!("  {name:<16} {what}");
     }
-    println!("\nenergy policies (energy.policy): always_active, ideal, intermediate (active_weight)");
+    println!(
+        "\nenergy policies (energy.policy): always_active, ideal, intermediate (active_weight)"
+    );
     println!("\ntime series (output.series): cwnd, ssthresh, srtt_ms, rto_ms, flight, rwnd, rate, goodput, queue, channel");
 }

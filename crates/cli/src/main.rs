@@ -15,7 +15,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "joulenet", version, about = "Energy-efficient transport over lossy wireless networks: simulate, compare, deploy")]
+#[command(
+    name = "joulenet",
+    version,
+    about = "Energy-efficient transport over lossy wireless networks: simulate, compare, deploy"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -43,12 +43,23 @@ pub struct RunArgs {
 
 pub fn check(file: &Path) -> Result<(), String> {
     let s = Scenario::from_file(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    println!("{}: ok ({} parameter point(s), hash {})", file.display(), s.points().len(), s.hash());
+    println!(
+        "{}: ok ({} parameter point(s), hash {})",
+        file.display(),
+        s.points().len(),
+        s.hash()
+    );
     Ok(())
 }
 
-pub fn parse_seeds(seed: Option<u64>, seeds: Option<&str>, default: u64) -> Result<Vec<u64>, String> {
-    let Some(range) = seeds else { return Ok(vec![seed.unwrap_or(default)]) };
+pub fn parse_seeds(
+    seed: Option<u64>,
+    seeds: Option<&str>,
+    default: u64,
+) -> Result<Vec<u64>, String> {
+    let Some(range) = seeds else {
+        return Ok(vec![seed.unwrap_or(default)]);
+    };
     let bad = || format!("--seeds {range}: expected A..B or A..=B");
     let (a, b, inclusive) = if let Some((a, b)) = range.split_once("..=") {
         (a, b, true)
@@ -59,7 +70,11 @@ pub fn parse_seeds(seed: Option<u64>, seeds: Option<&str>, default: u64) -> Resu
     };
     let a: u64 = a.trim().parse().map_err(|_| bad())?;
     let b: u64 = b.trim().parse().map_err(|_| bad())?;
-    let seeds: Vec<u64> = if inclusive { (a..=b).collect() } else { (a..b).collect() };
+    let seeds: Vec<u64> = if inclusive {
+        (a..=b).collect()
+    } else {
+        (a..b).collect()
+    };
     if seeds.is_empty() {
         return Err(format!("--seeds {range} is empty"));
     }
@@ -68,10 +83,21 @@ pub fn parse_seeds(seed: Option<u64>, seeds: Option<&str>, default: u64) -> Resu
 
 /// The scenario with command-line overrides applied: an overridden key
 /// leaves the sweep and is set in every point.
-pub fn points_with_overrides(scenario: &mut Scenario, set: &[String]) -> Result<Vec<ParamPoint>, String> {
-    let overrides = set.iter().map(|s| parse_override(s)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
-    let sweep: Vec<_> =
-        scenario.sweep().iter().filter(|(k, _)| !overrides.iter().any(|(o, _)| o == k)).cloned().collect();
+pub fn points_with_overrides(
+    scenario: &mut Scenario,
+    set: &[String],
+) -> Result<Vec<ParamPoint>, String> {
+    let overrides = set
+        .iter()
+        .map(|s| parse_override(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let sweep: Vec<_> = scenario
+        .sweep()
+        .iter()
+        .filter(|(k, _)| !overrides.iter().any(|(o, _)| o == k))
+        .cloned()
+        .collect();
     scenario.set_sweep(sweep);
     let mut points = scenario.points();
     for p in &mut points {
@@ -86,37 +112,65 @@ pub fn points_with_overrides(scenario: &mut Scenario, set: &[String]) -> Result<
 }
 
 /// Run every (point, seed) pair; results in (point, seed) order.
-pub fn run_all(scenario: &Scenario, points: &[ParamPoint], seeds: &[u64], jobs: usize, quiet: bool) -> Result<Vec<RunResult>, String> {
-    let tasks: Vec<(usize, u64)> = (0..points.len()).flat_map(|p| seeds.iter().map(move |&s| (p, s))).collect();
-    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(tasks.len() as u64) };
+pub fn run_all(
+    scenario: &Scenario,
+    points: &[ParamPoint],
+    seeds: &[u64],
+    jobs: usize,
+    quiet: bool,
+) -> Result<Vec<RunResult>, String> {
+    let tasks: Vec<(usize, u64)> = (0..points.len())
+        .flat_map(|p| seeds.iter().map(move |&s| (p, s)))
+        .collect();
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(tasks.len() as u64)
+    };
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg}")
-            .expect("valid template"),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg}",
+        )
+        .expect("valid template"),
     );
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<RunResult, String>>>> = Mutex::new((0..tasks.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<RunResult, String>>>> =
+        Mutex::new((0..tasks.len()).map(|_| None).collect());
     let workers = jobs.clamp(1, tasks.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(p, seed)) = tasks.get(i) else { break };
-                let mut tick = |pr: joulenet_sim::Progress| bar.set_message(format!("t = {:.1} s", pr.now.as_secs_f64()));
-                let r = joulenet_sim::run(scenario, &points[p], seed, &mut tick).map_err(|e| e.to_string());
+                let Some(&(p, seed)) = tasks.get(i) else {
+                    break;
+                };
+                let mut tick = |pr: joulenet_sim::Progress| {
+                    bar.set_message(format!("t = {:.1} s", pr.now.as_secs_f64()))
+                };
+                let r = joulenet_sim::run(scenario, &points[p], seed, &mut tick)
+                    .map_err(|e| e.to_string());
                 results.lock().expect("no worker panicked")[i] = Some(r);
                 bar.inc(1);
             });
         }
     });
     bar.finish_and_clear();
-    results.into_inner().expect("no worker panicked").into_iter().map(|r| r.expect("every task ran")).collect()
+    results
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every task ran"))
+        .collect()
 }
 
 pub fn run(args: RunArgs) -> Result<(), String> {
-    let mut scenario = Scenario::from_file(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let mut scenario =
+        Scenario::from_file(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let seeds = parse_seeds(args.seed, args.seeds.as_deref(), scenario.default_seed())?;
     let points = points_with_overrides(&mut scenario, &args.set)?;
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let started = std::time::Instant::now();
     let runs = run_all(&scenario, &points, &seeds, jobs, args.quiet)?;
     let wall = started.elapsed();
@@ -143,7 +197,10 @@ fn point_label(p: &ParamPoint) -> String {
     if p.is_empty() {
         "(base)".into()
     } else {
-        p.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(" ")
+        p.iter()
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -156,7 +213,16 @@ pub fn human_report(runs: &[RunResult], points: &[ParamPoint], per_point: usize)
             out.push('\n');
         }
     } else {
-        let mut t = Table::new(&["point", "seed", "goodput Mb/s", "time s", "retx", "energy J", "ε", "o"]);
+        let mut t = Table::new(&[
+            "point",
+            "seed",
+            "goodput Mb/s",
+            "time s",
+            "retx",
+            "energy J",
+            "ε",
+            "o",
+        ]);
         for (i, r) in runs.iter().enumerate() {
             let v = output::aggregate_values(r);
             let f = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.4}"));
@@ -191,18 +257,34 @@ pub fn human_report(runs: &[RunResult], points: &[ParamPoint], per_point: usize)
     out
 }
 
-fn aggregate_json(runs: &[RunResult], points: &[ParamPoint], per_point: usize) -> serde_json::Value {
+fn aggregate_json(
+    runs: &[RunResult],
+    points: &[ParamPoint],
+    per_point: usize,
+) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = points
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let group: Vec<&RunResult> = runs[i * per_point..(i + 1) * per_point].iter().collect();
             let mut obj = serde_json::Map::new();
-            obj.insert("params".into(), serde_json::json!(p.iter().map(|(k, v)| (k.clone(), value_text(v))).collect::<std::collections::BTreeMap<_, _>>()));
+            obj.insert(
+                "params".into(),
+                serde_json::json!(p
+                    .iter()
+                    .map(|(k, v)| (k.clone(), value_text(v)))
+                    .collect::<std::collections::BTreeMap<_, _>>()),
+            );
             obj.insert("seeds".into(), serde_json::json!(per_point));
             for (name, ci) in AGGREGATE_METRICS.iter().zip(output::aggregate(&group)) {
-                obj.insert(format!("{name}_mean"), serde_json::json!(ci.map(|c| c.mean)));
-                obj.insert(format!("{name}_ci95"), serde_json::json!(ci.map(|c| c.half_width).filter(|h| h.is_finite())));
+                obj.insert(
+                    format!("{name}_mean"),
+                    serde_json::json!(ci.map(|c| c.mean)),
+                );
+                obj.insert(
+                    format!("{name}_ci95"),
+                    serde_json::json!(ci.map(|c| c.half_width).filter(|h| h.is_finite())),
+                );
             }
             serde_json::Value::Object(obj)
         })
@@ -211,14 +293,24 @@ fn aggregate_json(runs: &[RunResult], points: &[ParamPoint], per_point: usize) -
 }
 
 fn json_report(runs: &[RunResult], points: &[ParamPoint], per_point: usize) -> String {
-    let doc = serde_json::json!({ "runs": runs, "aggregate": aggregate_json(runs, points, per_point) });
+    let doc =
+        serde_json::json!({ "runs": runs, "aggregate": aggregate_json(runs, points, per_point) });
     serde_json::to_string_pretty(&doc).expect("results serialise")
 }
 
-fn write_outputs(dir: &Path, mut runs: Vec<RunResult>, points: &[ParamPoint], per_point: usize, report: &str) -> Result<(), String> {
+fn write_outputs(
+    dir: &Path,
+    mut runs: Vec<RunResult>,
+    points: &[ParamPoint],
+    per_point: usize,
+    report: &str,
+) -> Result<(), String> {
     let io = |e: std::io::Error| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(io)?;
-    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| format!("{}: {e}", dir.join(name).display()));
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("{}: {e}", dir.join(name).display()))
+    };
     write("runs.json", &json_report(&runs, points, per_point))?;
     write("report.txt", report)?;
     let r = refs(&runs);
@@ -231,7 +323,11 @@ fn write_outputs(dir: &Path, mut runs: Vec<RunResult>, points: &[ParamPoint], pe
     }
     for (i, run) in runs.iter_mut().enumerate() {
         if let Some(capture) = run.pcap.take() {
-            let sub = dir.join(format!("pcap/point{}-seed{}", i / per_point, run.context.seed));
+            let sub = dir.join(format!(
+                "pcap/point{}-seed{}",
+                i / per_point,
+                run.context.seed
+            ));
             capture.write_to(&sub).map_err(io)?;
         }
     }

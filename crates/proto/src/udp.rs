@@ -23,7 +23,12 @@ pub struct UdpSender {
 
 impl UdpSender {
     pub fn new(peer: Addr) -> UdpSender {
-        UdpSender { peer, stats: TransportStats::default(), finished: false, buf: vec![0; MAX_PAYLOAD] }
+        UdpSender {
+            peer,
+            stats: TransportStats::default(),
+            finished: false,
+            buf: vec![0; MAX_PAYLOAD],
+        }
     }
 
     fn drain_app(&mut self, net: &mut dyn Net) {
@@ -41,7 +46,10 @@ impl UdpSender {
 
     fn send(&mut self, net: &mut dyn Net, n: usize) {
         let mut packet = net.packet_buffer();
-        let repr = UdpRepr { src_port: net.local().port, dst_port: self.peer.port };
+        let repr = UdpRepr {
+            src_port: net.local().port,
+            dst_port: self.peer.port,
+        };
         if repr.emit(&self.buf[..n], &mut packet).is_err() {
             return;
         }

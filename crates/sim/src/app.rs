@@ -25,10 +25,19 @@ pub enum AppSpec {
     /// Constant bit rate: one message of `message` bytes every message/rate.
     Cbr { rate_bps: u64, message: u32 },
     /// Interactive traffic: messages with exponential inter-departure times.
-    Poisson { mean_interval: Duration, message: u32 },
+    Poisson {
+        mean_interval: Duration,
+        message: u32,
+    },
     /// Pareto on/off (as ns-2's): during On periods messages at `rate_bps`;
     /// On and Off lengths are Pareto with the given means and shape.
-    ParetoOnOff { rate_bps: u64, message: u32, mean_on: Duration, mean_off: Duration, shape: f64 },
+    ParetoOnOff {
+        rate_bps: u64,
+        message: u32,
+        mean_on: Duration,
+        mean_off: Duration,
+        shape: f64,
+    },
 }
 
 impl AppSpec {
@@ -84,7 +93,12 @@ struct TimedGenerator {
 enum TimedKind {
     Periodic(Duration),
     Exponential(Exp<f64>),
-    OnOff { interval: Duration, on: Pareto<f64>, off: Pareto<f64>, on_until: Time },
+    OnOff {
+        interval: Duration,
+        on: Pareto<f64>,
+        off: Pareto<f64>,
+        on_until: Time,
+    },
 }
 
 impl TimedGenerator {
@@ -94,14 +108,20 @@ impl TimedGenerator {
         self.next = match &mut self.kind {
             TimedKind::Periodic(d) => now + *d,
             TimedKind::Exponential(e) => now + Duration::from_secs_f64(e.sample(&mut self.rng)),
-            TimedKind::OnOff { interval, on, off, on_until } => {
+            TimedKind::OnOff {
+                interval,
+                on,
+                off,
+                on_until,
+            } => {
                 let candidate = now + *interval;
                 if candidate < *on_until {
                     candidate
                 } else {
                     let idle = Duration::from_secs_f64(off.sample(&mut self.rng));
                     let start = *on_until + idle;
-                    *on_until = start + Duration::from_secs_f64(on.sample(&mut self.rng)).max(*interval);
+                    *on_until =
+                        start + Duration::from_secs_f64(on.sample(&mut self.rng)).max(*interval);
                     start
                 }
             }
@@ -126,30 +146,57 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn new(spec: &AppSpec, start: Time, stop: Option<Time>, datagram: bool, mut rng: Pcg64Mcg) -> Source {
+    pub fn new(
+        spec: &AppSpec,
+        start: Time,
+        stop: Option<Time>,
+        datagram: bool,
+        mut rng: Pcg64Mcg,
+    ) -> Source {
         let generator = match spec {
             AppSpec::Bulk { bytes } => Generator::Greedy { remaining: *bytes },
-            AppSpec::Backlogged => Generator::Greedy { remaining: u64::MAX },
+            AppSpec::Backlogged => Generator::Greedy {
+                remaining: u64::MAX,
+            },
             AppSpec::Cbr { rate_bps, message } => Generator::Timed(TimedGenerator {
                 kind: TimedKind::Periodic(Duration::transmission(*message as u64 * 8, *rate_bps)),
                 message: *message,
                 next: start,
                 rng,
             }),
-            AppSpec::Poisson { mean_interval, message } => {
+            AppSpec::Poisson {
+                mean_interval,
+                message,
+            } => {
                 let rate = 1.0 / mean_interval.as_secs_f64().max(1e-12);
                 let exp = Exp::new(rate).expect("validated positive rate");
                 let first = start + Duration::from_secs_f64(exp.sample(&mut rng));
-                Generator::Timed(TimedGenerator { kind: TimedKind::Exponential(exp), message: *message, next: first, rng })
+                Generator::Timed(TimedGenerator {
+                    kind: TimedKind::Exponential(exp),
+                    message: *message,
+                    next: first,
+                    rng,
+                })
             }
-            AppSpec::ParetoOnOff { rate_bps, message, mean_on, mean_off, shape } => {
+            AppSpec::ParetoOnOff {
+                rate_bps,
+                message,
+                mean_on,
+                mean_off,
+                shape,
+            } => {
                 let scale = |mean: Duration| (mean.as_secs_f64() * (shape - 1.0) / shape).max(1e-9);
                 let on = Pareto::new(scale(*mean_on), *shape).expect("validated shape");
                 let off = Pareto::new(scale(*mean_off), *shape).expect("validated shape");
                 let interval = Duration::transmission(*message as u64 * 8, *rate_bps);
                 let on_until = start + Duration::from_secs_f64(on.sample(&mut rng)).max(interval);
                 Generator::Timed(TimedGenerator {
-                    kind: TimedKind::OnOff { interval, on, off, on_until },
+                    kind: TimedKind::OnOff {
+                        interval,
+                        on,
+                        off,
+                        on_until,
+                    },
                     message: *message,
                     next: start,
                     rng,
@@ -304,7 +351,10 @@ pub struct Sink {
 
 impl Sink {
     pub fn datagram() -> Sink {
-        Sink { datagram: true, ..Sink::default() }
+        Sink {
+            datagram: true,
+            ..Sink::default()
+        }
     }
 
     pub fn consume(&mut self, now: Time, data: &[u8], log: &mut DelayLog) {
@@ -345,7 +395,13 @@ mod tests {
 
     #[test]
     fn bulk_hands_out_exactly_its_bytes_then_finishes() {
-        let mut s = Source::new(&AppSpec::Bulk { bytes: 2500 }, Time::ZERO, None, false, rng());
+        let mut s = Source::new(
+            &AppSpec::Bulk { bytes: 2500 },
+            Time::ZERO,
+            None,
+            false,
+            rng(),
+        );
         let mut log = DelayLog::default();
         let mut buf = [0u8; 1000];
         assert_eq!(s.read(Time(1), &mut buf, &mut log), AppRead::Data(1000));
@@ -365,7 +421,10 @@ mod tests {
 
     #[test]
     fn cbr_generates_on_schedule_and_stops() {
-        let spec = AppSpec::Cbr { rate_bps: 8_000, message: 100 }; // one message per 100 ms
+        let spec = AppSpec::Cbr {
+            rate_bps: 8_000,
+            message: 100,
+        }; // one message per 100 ms
         let mut s = Source::new(&spec, Time::ZERO, Some(Time::from_millis(350)), true, rng());
         let mut log = DelayLog::default();
         let mut buf = [0u8; 1500];
@@ -375,16 +434,34 @@ mod tests {
             s.wake(t);
             wakes.push(t);
         }
-        assert_eq!(wakes, vec![Time(0), Time::from_millis(100), Time::from_millis(200), Time::from_millis(300), Time::from_millis(350)]);
+        assert_eq!(
+            wakes,
+            vec![
+                Time(0),
+                Time::from_millis(100),
+                Time::from_millis(200),
+                Time::from_millis(300),
+                Time::from_millis(350)
+            ]
+        );
         for _ in 0..4 {
-            assert_eq!(s.read(Time::from_millis(400), &mut buf, &mut log), AppRead::Data(100));
+            assert_eq!(
+                s.read(Time::from_millis(400), &mut buf, &mut log),
+                AppRead::Data(100)
+            );
         }
-        assert_eq!(s.read(Time::from_millis(400), &mut buf, &mut log), AppRead::Finished);
+        assert_eq!(
+            s.read(Time::from_millis(400), &mut buf, &mut log),
+            AppRead::Finished
+        );
     }
 
     #[test]
     fn poisson_mean_interval_is_right() {
-        let spec = AppSpec::Poisson { mean_interval: Duration::from_millis(50), message: 10 };
+        let spec = AppSpec::Poisson {
+            mean_interval: Duration::from_millis(50),
+            message: 10,
+        };
         let mut s = Source::new(&spec, Time::ZERO, Some(Time::from_secs(500)), false, rng());
         let mut n = 0u64;
         while let Some(t) = s.next_wake() {

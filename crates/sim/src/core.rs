@@ -61,7 +61,12 @@ pub struct Core {
 const POOL_LIMIT: usize = 4096;
 
 impl Core {
-    pub fn new(links: Vec<Transmitter>, radios: Vec<RadioLedger>, radio_node: Vec<NodeId>, nodes: Vec<NodeState>) -> Core {
+    pub fn new(
+        links: Vec<Transmitter>,
+        radios: Vec<RadioLedger>,
+        radio_node: Vec<NodeId>,
+        nodes: Vec<NodeState>,
+    ) -> Core {
         let n = nodes.len();
         let mut core = Core {
             now: Time::ZERO,
@@ -133,7 +138,12 @@ impl Core {
 
     /// Route a frame one hop further from `node`.
     pub fn forward(&mut self, node: NodeId, frame: Frame) {
-        let next = self.next_link.get(node as usize).and_then(|r| r.get(frame.dst.node as usize)).copied().flatten();
+        let next = self
+            .next_link
+            .get(node as usize)
+            .and_then(|r| r.get(frame.dst.node as usize))
+            .copied()
+            .flatten();
         match next {
             Some(l) => self.enqueue(l, frame),
             None => {
@@ -213,17 +223,31 @@ impl Core {
         let now = self.now;
         let li = l as usize;
         let params = self.links[li].params.clone();
-        let (from_radio, to_radio, reverse) = (self.links[li].from_radio, self.links[li].to_radio, self.links[li].reverse);
+        let (from_radio, to_radio, reverse) = (
+            self.links[li].from_radio,
+            self.links[li].to_radio,
+            self.links[li].reverse,
+        );
         let receiver_listening = self.radio_usable(to_radio, now + params.delay);
         let bits = params.frame_bits(frame.network_len());
         let t_frame = Duration::transmission(bits, params.rate_bps);
         let d = params.delay;
         let Some(arq) = params.arq else {
-            let lost = self.links[li].loss.is_lost(now, &FrameInfo { tx_start: now, tx_end: now + t_frame, bits });
+            let lost = self.links[li].loss.is_lost(
+                now,
+                &FrameInfo {
+                    tx_start: now,
+                    tx_end: now + t_frame,
+                    bits,
+                },
+            );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
             let delivered = (!lost && receiver_listening).then_some(now + t_frame + d);
-            return Exchange { delivered_at: delivered, done_at: now + t_frame };
+            return Exchange {
+                delivered_at: delivered,
+                done_at: now + t_frame,
+            };
         };
         let attempts = frame.opts.link_attempts.unwrap_or(arq.max_attempts).max(1);
         let ack_bits = arq.ack_bytes as u64 * 8;
@@ -232,7 +256,14 @@ impl Core {
         let mut start = now;
         let mut delivered = None;
         for _ in 0..attempts {
-            let lost = self.links[li].loss.is_lost(now, &FrameInfo { tx_start: start, tx_end: start + t_frame, bits });
+            let lost = self.links[li].loss.is_lost(
+                now,
+                &FrameInfo {
+                    tx_start: start,
+                    tx_end: start + t_frame,
+                    bits,
+                },
+            );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, start, t_frame, d, receiver_listening);
             if lost || !receiver_listening {
@@ -243,18 +274,28 @@ impl Core {
             let ack_start = start + t_frame + d + arq.sifs;
             let ack_lost = self.links[reverse as usize].loss.is_lost(
                 now,
-                &FrameInfo { tx_start: ack_start, tx_end: ack_start + t_ack, bits: ack_bits },
+                &FrameInfo {
+                    tx_start: ack_start,
+                    tx_end: ack_start + t_ack,
+                    bits: ack_bits,
+                },
             );
             self.register(to_radio, from_radio, ack_start, t_ack, d, true);
             let c = &mut self.links[li].counters;
             c.link_acks += 1;
             if !ack_lost {
-                return Exchange { delivered_at: delivered, done_at: ack_start + t_ack + d };
+                return Exchange {
+                    delivered_at: delivered,
+                    done_at: ack_start + t_ack + d,
+                };
             }
             c.link_acks_lost += 1;
             start = start + t_frame + ack_timeout;
         }
-        Exchange { delivered_at: delivered, done_at: start }
+        Exchange {
+            delivered_at: delivered,
+            done_at: start,
+        }
     }
 
     fn count_attempt(&mut self, li: usize, bits: u64, lost: bool) {
@@ -266,7 +307,15 @@ impl Core {
 
     /// Register one transmission of `airtime` starting at `start` with the
     /// sending radio and, if it listens, the receiving radio.
-    fn register(&mut self, tx: Option<u32>, rx: Option<u32>, start: Time, airtime: Duration, delay: Duration, rx_listening: bool) {
+    fn register(
+        &mut self,
+        tx: Option<u32>,
+        rx: Option<u32>,
+        start: Time,
+        airtime: Duration,
+        delay: Duration,
+        rx_listening: bool,
+    ) {
         if let Some(r) = tx {
             self.radios[r as usize].add_tx(start, start + airtime);
         }
@@ -310,11 +359,14 @@ impl Core {
     pub fn node_energy(&mut self, node: NodeId) -> f64 {
         let now = self.now;
         let radios = self.nodes[node as usize].radios.clone();
-        radios.iter().map(|&r| {
-            let ledger = &mut self.radios[r as usize];
-            ledger.advance(now);
-            ledger.consumed_j()
-        }).sum()
+        radios
+            .iter()
+            .map(|&r| {
+                let ledger = &mut self.radios[r as usize];
+                ledger.advance(now);
+                ledger.consumed_j()
+            })
+            .sum()
     }
 
     /// Switch every radio of `node` to `mode`; restart transmitters when they

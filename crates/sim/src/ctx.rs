@@ -1,7 +1,10 @@
 //! The simulator's implementation of [`Net`]: what an agent sees while one of
 //! its callbacks runs.
 
-use joulenet_proto::{Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, TimerId, Time, TransportEvent, TxOpts};
+use joulenet_proto::{
+    Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, Time, TimerId,
+    TransportEvent, TxOpts,
+};
 
 use crate::core::Core;
 use crate::endpoint::Endpoint;
@@ -22,7 +25,13 @@ impl Net for Ctx<'_> {
     }
 
     fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
-        let frame = Frame { packet, src: self.ep.addr, dst: to, opts, sent_at: self.core.now };
+        let frame = Frame {
+            packet,
+            src: self.ep.addr,
+            dst: to,
+            opts,
+            sent_at: self.core.now,
+        };
         self.core.send_from(self.ep.addr.node, frame);
     }
 
@@ -75,12 +84,19 @@ impl Net for Ctx<'_> {
         let node = self.ep.addr.node as usize;
         let l = (*self.core.next_link.get(node)?.get(dst as usize)?)?;
         let hops = self.core.hop_count[node][dst as usize];
-        Some(Route { next_hop: self.core.links[l as usize].to, hops })
+        Some(Route {
+            next_hop: self.core.links[l as usize].to,
+            hops,
+        })
     }
 
     fn link(&self, neighbour: NodeId) -> Option<LinkInfo> {
         let node = &self.core.nodes[self.ep.addr.node as usize];
-        let l = node.links_out.iter().copied().find(|&l| self.core.links[l as usize].to == neighbour)?;
+        let l = node
+            .links_out
+            .iter()
+            .copied()
+            .find(|&l| self.core.links[l as usize].to == neighbour)?;
         let link = &self.core.links[l as usize];
         let c = &link.counters;
         let loss = (c.attempts > 0).then(|| c.attempts_lost as f64 / c.attempts as f64);
@@ -106,6 +122,8 @@ impl RadioControl for Ctx<'_> {
 
     fn mode(&self) -> RadioMode {
         let node = &self.core.nodes[self.ep.addr.node as usize];
-        node.radios.first().map_or(RadioMode::Awake, |&r| self.core.radios[r as usize].mode())
+        node.radios
+            .first()
+            .map_or(RadioMode::Awake, |&r| self.core.radios[r as usize].mode())
     }
 }

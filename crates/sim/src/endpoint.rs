@@ -37,7 +37,14 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    pub fn new(index: AgentIndex, addr: Addr, flow: u32, side: Side, rng: Pcg64Mcg, source: Source) -> Endpoint {
+    pub fn new(
+        index: AgentIndex,
+        addr: Addr,
+        flow: u32,
+        side: Side,
+        rng: Pcg64Mcg,
+        source: Source,
+    ) -> Endpoint {
         Endpoint {
             index,
             addr,
@@ -100,7 +107,14 @@ mod tests {
     use rand::SeedableRng;
 
     fn ep() -> Endpoint {
-        Endpoint::new(0, Addr::new(0, 1), 0, Side::Client, Pcg64Mcg::seed_from_u64(1), Source::receive_only())
+        Endpoint::new(
+            0,
+            Addr::new(0, 1),
+            0,
+            Side::Client,
+            Pcg64Mcg::seed_from_u64(1),
+            Source::receive_only(),
+        )
     }
 
     fn fire_all(e: &mut Endpoint, q: &mut EventQueue) -> Vec<Time> {

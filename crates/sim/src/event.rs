@@ -58,7 +58,10 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: BinaryHeap is a max-heap and we want the earliest first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+        other
+            .time
+            .cmp(&self.time)
+            .then_with(|| other.seq.cmp(&self.seq))
     }
 }
 
@@ -77,9 +80,17 @@ impl EventQueue {
 
     /// Schedule `event` at `time`, which must not be in the past.
     pub fn push(&mut self, time: Time, event: Event) {
-        debug_assert!(time >= self.last_popped, "event scheduled in the past: {time:?} < {:?}", self.last_popped);
+        debug_assert!(
+            time >= self.last_popped,
+            "event scheduled in the past: {time:?} < {:?}",
+            self.last_popped
+        );
         let time = time.max(self.last_popped);
-        self.heap.push(Entry { time, seq: self.next_seq, event });
+        self.heap.push(Entry {
+            time,
+            seq: self.next_seq,
+            event,
+        });
         self.next_seq += 1;
     }
 

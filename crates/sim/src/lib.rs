@@ -41,14 +41,22 @@ pub use spec::Spec;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Run one parameter point of a scenario with one seed.
-pub fn run(scenario: &Scenario, point: &ParamPoint, seed: u64, progress: &mut dyn FnMut(Progress)) -> Result<RunResult, ScenarioError> {
+pub fn run(
+    scenario: &Scenario,
+    point: &ParamPoint,
+    seed: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunResult, ScenarioError> {
     let spec = scenario.spec(point)?;
     let mut result = Simulation::new(&spec, seed).run(progress);
     result.context = RunContext {
         scenario: scenario.name().to_string(),
         scenario_hash: scenario.hash().to_string(),
         seed,
-        params: point.iter().map(|(k, v)| (k.clone(), scenario::value_text(v))).collect(),
+        params: point
+            .iter()
+            .map(|(k, v)| (k.clone(), scenario::value_text(v)))
+            .collect(),
         joulenet_version: VERSION.to_string(),
     };
     Ok(result)

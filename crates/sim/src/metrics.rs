@@ -15,10 +15,18 @@ pub struct Histogram {
 }
 
 const SUB_BUCKETS: u64 = 64;
+/// Exponents 6..=63 each get SUB_BUCKETS buckets, after SUB_BUCKETS exact ones.
+const BUCKETS: usize = ((63 - 6 + 1) + 1) * SUB_BUCKETS as usize;
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { buckets: vec![0; (64 * SUB_BUCKETS) as usize], count: 0, sum_ns: 0, min: u64::MAX, max: 0 }
+        Histogram {
+            buckets: vec![0; BUCKETS],
+            count: 0,
+            sum_ns: 0,
+            min: u64::MAX,
+            max: 0,
+        }
     }
 }
 
@@ -74,7 +82,11 @@ impl Histogram {
             seen += c;
             if seen >= rank {
                 let lo = bucket_low(i);
-                let hi = bucket_low(i + 1).saturating_sub(1);
+                let hi = if i + 1 < BUCKETS {
+                    bucket_low(i + 1) - 1
+                } else {
+                    u64::MAX
+                };
                 return Some(Duration(((lo + hi) / 2).clamp(self.min, self.max)));
             }
         }
@@ -105,17 +117,26 @@ pub fn mean_ci95(xs: &[f64]) -> Option<MeanCi> {
     }
     let mean = xs.iter().sum::<f64>() / n as f64;
     if n == 1 {
-        return Some(MeanCi { mean, half_width: f64::NAN, n });
+        return Some(MeanCi {
+            mean,
+            half_width: f64::NAN,
+            n,
+        });
     }
     let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    Some(MeanCi { mean, half_width: t975(n - 1) * (var / n as f64).sqrt(), n })
+    Some(MeanCi {
+        mean,
+        half_width: t975(n - 1) * (var / n as f64).sqrt(),
+        n,
+    })
 }
 
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom.
 pub fn t975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => f64::NAN,
@@ -149,7 +170,7 @@ mod tests {
     #[test]
     fn bucket_boundaries_are_monotone() {
         let mut last = 0;
-        for i in 1..(64 * SUB_BUCKETS as usize - 1) {
+        for i in 1..BUCKETS {
             let lo = bucket_low(i);
             assert!(lo > last || i < SUB_BUCKETS as usize, "{i}");
             assert_eq!(bucket_of(lo), i);

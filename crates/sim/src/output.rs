@@ -19,7 +19,10 @@ pub struct Table {
 
 impl Table {
     pub fn new(header: &[&str]) -> Table {
-        Table { header: header.iter().map(|s| s.to_string()).collect(), rows: Vec::new() }
+        Table {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+        }
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
@@ -39,7 +42,13 @@ impl Table {
             let parts: Vec<String> = cells
                 .iter()
                 .enumerate()
-                .map(|(i, c)| if i == 0 { format!("{c:<w$}", w = widths[i]) } else { format!("{c:>w$}", w = widths[i]) })
+                .map(|(i, c)| {
+                    if i == 0 {
+                        format!("{c:<w$}", w = widths[i])
+                    } else {
+                        format!("{c:>w$}", w = widths[i])
+                    }
+                })
                 .collect();
             let _ = writeln!(out, "{}", parts.join("  ").trim_end());
         };
@@ -72,19 +81,37 @@ pub fn run_table(r: &RunResult) -> String {
         c.scenario,
         c.scenario_hash,
         c.seed,
-        if params.is_empty() { String::new() } else { format!("  [{}]", params.join(" ")) },
+        if params.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", params.join(" "))
+        },
         c.joulenet_version
     );
     let mut t = Table::new(&[
-        "flow", "protocol", "delivered B", "done", "time s", "goodput Mb/s", "data pkts", "retx pkts", "ctrl pkts",
-        "timeouts", "delay ms", "rtt ms",
+        "flow",
+        "protocol",
+        "delivered B",
+        "done",
+        "time s",
+        "goodput Mb/s",
+        "data pkts",
+        "retx pkts",
+        "ctrl pkts",
+        "timeouts",
+        "delay ms",
+        "rtt ms",
     ]);
     for f in &r.flows {
         t.row(vec![
             f.label.clone(),
             f.protocol.clone(),
             f.bytes_delivered.to_string(),
-            if f.completed { "yes".into() } else { "no".into() },
+            if f.completed {
+                "yes".into()
+            } else {
+                "no".into()
+            },
             opt(f.completion_time_s, 3),
             mbps(f.goodput_bps),
             f.data_packets.to_string(),
@@ -96,7 +123,17 @@ pub fn run_table(r: &RunResult) -> String {
         ]);
     }
     out.push_str(&t.render());
-    let mut n = Table::new(&["node", "energy J", "tx J", "rx J", "idle J", "sleep J", "frames tx", "frames rx", "died s"]);
+    let mut n = Table::new(&[
+        "node",
+        "energy J",
+        "tx J",
+        "rx J",
+        "idle J",
+        "sleep J",
+        "frames tx",
+        "frames rx",
+        "died s",
+    ]);
     for node in r.nodes.iter().filter(|n| n.radios > 0 || n.frames_sent > 0) {
         n.row(vec![
             node.name.clone(),
@@ -146,7 +183,11 @@ pub fn aggregate_values(r: &RunResult) -> Vec<Option<f64>> {
     let s = &r.summary;
     let flows = &r.flows;
     let n = flows.len().max(1) as f64;
-    let completion: Option<f64> = flows.iter().map(|f| f.completion_time_s).sum::<Option<f64>>().map(|t| t / n);
+    let completion: Option<f64> = flows
+        .iter()
+        .map(|f| f.completion_time_s)
+        .sum::<Option<f64>>()
+        .map(|t| t / n);
     vec![
         Some(s.aggregate_goodput_bps / 1e6),
         completion,
@@ -186,12 +227,21 @@ pub fn json(r: &RunResult) -> String {
 fn context_columns(c: &RunContext, params: &[String]) -> Vec<(String, Value)> {
     let mut cols = vec![
         ("scenario".to_string(), Value::from(c.scenario.clone())),
-        ("scenario_hash".to_string(), Value::from(c.scenario_hash.clone())),
-        ("joulenet_version".to_string(), Value::from(c.joulenet_version.clone())),
+        (
+            "scenario_hash".to_string(),
+            Value::from(c.scenario_hash.clone()),
+        ),
+        (
+            "joulenet_version".to_string(),
+            Value::from(c.joulenet_version.clone()),
+        ),
         ("seed".to_string(), Value::from(c.seed)),
     ];
     for p in params {
-        cols.push((format!("param:{p}"), Value::from(c.params.get(p).cloned().unwrap_or_default())));
+        cols.push((
+            format!("param:{p}"),
+            Value::from(c.params.get(p).cloned().unwrap_or_default()),
+        ));
     }
     cols
 }
@@ -212,7 +262,10 @@ fn cell(v: &Value) -> String {
 /// CSV of one kind of row (flows, nodes, links, summary, series) across
 /// runs, each row prefixed by its run's context and parameters.
 pub fn csv<T: Serialize>(runs: &[&RunResult], rows: impl Fn(&RunResult) -> Vec<T>) -> String {
-    let mut params: Vec<String> = runs.iter().flat_map(|r| r.context.params.keys().cloned()).collect();
+    let mut params: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.context.params.keys().cloned())
+        .collect();
     params.sort();
     params.dedup();
     let mut out = String::new();
@@ -220,14 +273,24 @@ pub fn csv<T: Serialize>(runs: &[&RunResult], rows: impl Fn(&RunResult) -> Vec<T
     for r in runs {
         let ctx = context_columns(&r.context, &params);
         for row in rows(r) {
-            let Value::Object(obj) = serde_json::to_value(&row).expect("rows serialise") else { continue };
+            let Value::Object(obj) = serde_json::to_value(&row).expect("rows serialise") else {
+                continue;
+            };
             let obj: Map<String, Value> = obj;
             if !header_written {
-                let names: Vec<String> = ctx.iter().map(|(k, _)| k.clone()).chain(obj.keys().cloned()).collect();
+                let names: Vec<String> = ctx
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .chain(obj.keys().cloned())
+                    .collect();
                 let _ = writeln!(out, "{}", names.join(","));
                 header_written = true;
             }
-            let cells: Vec<String> = ctx.iter().map(|(_, v)| cell(v)).chain(obj.values().map(cell)).collect();
+            let cells: Vec<String> = ctx
+                .iter()
+                .map(|(_, v)| cell(v))
+                .chain(obj.values().map(cell))
+                .collect();
             let _ = writeln!(out, "{}", cells.join(","));
         }
     }

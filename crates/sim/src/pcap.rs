@@ -39,7 +39,9 @@ pub struct Capture {
 
 impl std::fmt::Debug for Capture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Capture").field("files", &self.writers.len()).finish()
+        f.debug_struct("Capture")
+            .field("files", &self.writers.len())
+            .finish()
     }
 }
 
@@ -60,13 +62,18 @@ impl Capture {
     /// Record a frame seen by `node` on link direction `l` at `now`.
     pub fn record(&mut self, now: Time, node: NodeId, l: LinkIndex, frame: &Frame) {
         let bytes = synthesize(frame);
-        let writer = self
-            .writers
-            .entry((node, l / 2))
-            .or_insert_with(|| PcapWriter::with_header(Vec::new(), header()).expect("writing to memory cannot fail"));
+        let writer = self.writers.entry((node, l / 2)).or_insert_with(|| {
+            PcapWriter::with_header(Vec::new(), header()).expect("writing to memory cannot fail")
+        });
         let snap = &bytes[..bytes.len().min(SNAPLEN)];
-        let packet = PcapPacket::new(std::time::Duration::from_nanos(now.0), bytes.len() as u32, snap);
-        writer.write_packet(&packet).expect("writing to memory cannot fail");
+        let packet = PcapPacket::new(
+            std::time::Duration::from_nanos(now.0),
+            bytes.len() as u32,
+            snap,
+        );
+        writer
+            .write_packet(&packet)
+            .expect("writing to memory cannot fail");
     }
 
     /// The capture files: (file name, pcap bytes).

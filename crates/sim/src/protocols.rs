@@ -17,12 +17,30 @@ pub enum ProtocolSpec {
 
 /// Every protocol name a scenario accepts, with a one-line description.
 pub const PROTOCOLS: &[(&str, &str)] = &[
-    ("tahoe", "TCP Tahoe: fast retransmit, then slow start from one segment"),
-    ("reno", "TCP Reno: fast retransmit and fast recovery (RFC 5681)"),
-    ("newreno", "TCP NewReno: Reno with partial-ACK recovery (RFC 6582)"),
-    ("sack", "TCP SACK: scoreboard-based loss recovery (RFC 6675)"),
-    ("cubic", "TCP CUBIC: RFC 9438 window growth with SACK recovery"),
-    ("udp", "UDP: unreliable datagrams (cross traffic, constant rate)"),
+    (
+        "tahoe",
+        "TCP Tahoe: fast retransmit, then slow start from one segment",
+    ),
+    (
+        "reno",
+        "TCP Reno: fast retransmit and fast recovery (RFC 5681)",
+    ),
+    (
+        "newreno",
+        "TCP NewReno: Reno with partial-ACK recovery (RFC 6582)",
+    ),
+    (
+        "sack",
+        "TCP SACK: scoreboard-based loss recovery (RFC 6675)",
+    ),
+    (
+        "cubic",
+        "TCP CUBIC: RFC 9438 window growth with SACK recovery",
+    ),
+    (
+        "udp",
+        "UDP: unreliable datagrams (cross traffic, constant rate)",
+    ),
 ];
 
 impl ProtocolSpec {
@@ -69,10 +87,14 @@ impl ProtocolSpec {
     pub fn agents(&self, client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let _ = client;
         match self {
-            ProtocolSpec::Tcp(config) => {
-                (Box::new(TcpAgent::client(config.clone(), server)), Box::new(TcpAgent::server(config.clone())))
-            }
-            ProtocolSpec::Udp => (Box::new(UdpSender::new(server)), Box::new(UdpReceiver::new())),
+            ProtocolSpec::Tcp(config) => (
+                Box::new(TcpAgent::client(config.clone(), server)),
+                Box::new(TcpAgent::server(config.clone())),
+            ),
+            ProtocolSpec::Udp => (
+                Box::new(UdpSender::new(server)),
+                Box::new(UdpReceiver::new()),
+            ),
         }
     }
 }
@@ -97,7 +119,10 @@ fn tcp_options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
         c.max_rto = d;
     }
     if c.max_rto < c.min_rto {
-        return Err(t.error("max_rto", format!("must be at least min_rto ({})", c.min_rto)));
+        return Err(t.error(
+            "max_rto",
+            format!("must be at least min_rto ({})", c.min_rto),
+        ));
     }
     if let Some(n) = t.int_in("max_consecutive_rtos", 1, 1_000)? {
         c.max_consecutive_rtos = n as u32;
@@ -122,7 +147,13 @@ fn tcp_options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
     }
     if let Some(sack) = t.bool("sack")? {
         if !sack && c.variant.uses_sack() {
-            return Err(t.error("sack", format!("{} recovers with SACK and cannot turn it off", c.variant.name())));
+            return Err(t.error(
+                "sack",
+                format!(
+                    "{} recovers with SACK and cannot turn it off",
+                    c.variant.name()
+                ),
+            ));
         }
         c.sack = sack;
     }

@@ -146,12 +146,20 @@ fn ms(d: Option<joulenet_proto::Duration>) -> Option<f64> {
 
 pub(crate) fn collect(mut sim: Simulation) -> RunResult {
     let end = sim.end;
-    let flows: Vec<FlowResult> = (0..sim.flow_agents.len()).map(|f| flow_result(&sim, f, end)).collect();
-    let nodes: Vec<NodeResult> = (0..sim.core.nodes.len()).map(|n| node_result(&mut sim, n)).collect();
+    let flows: Vec<FlowResult> = (0..sim.flow_agents.len())
+        .map(|f| flow_result(&sim, f, end))
+        .collect();
+    let nodes: Vec<NodeResult> = (0..sim.core.nodes.len())
+        .map(|n| node_result(&mut sim, n))
+        .collect();
     let links = link_results(&sim, end);
     let summary = summary(&sim, &flows, &nodes, end);
     RunResult {
-        context: RunContext { scenario: sim.spec.name.clone(), seed: sim.seed, ..RunContext::default() },
+        context: RunContext {
+            scenario: sim.spec.name.clone(),
+            seed: sim.seed,
+            ..RunContext::default()
+        },
         flows,
         nodes,
         links,
@@ -165,7 +173,10 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
     let spec = &sim.spec.flows[f];
     let (c, s) = sim.flow_agents[f];
     let (client, server) = (&sim.endpoints[c as usize], &sim.endpoints[s as usize]);
-    let (cs, ss) = (sim.agents[c as usize].stats(), sim.agents[s as usize].stats());
+    let (cs, ss) = (
+        sim.agents[c as usize].stats(),
+        sim.agents[s as usize].stats(),
+    );
     let start = Time::ZERO + spec.start;
     let sink = &server.sink;
     let requested = spec.app.total_bytes();
@@ -173,7 +184,12 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
         Some(n) => sink.delivered >= n,
         None => client.done && (server.done || spec.protocol.is_datagram()),
     };
-    let completion = completed.then(|| sink.last_delivery.unwrap_or(end).saturating_since(start).as_secs_f64());
+    let completion = completed.then(|| {
+        sink.last_delivery
+            .unwrap_or(end)
+            .saturating_since(start)
+            .as_secs_f64()
+    });
     let closed = match (client.closed_at, server.closed_at) {
         (Some(a), Some(b)) => Some(a.max(b).saturating_since(start).as_secs_f64()),
         _ => None,
@@ -193,7 +209,11 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
         completed,
         completion_time_s: completion,
         close_time_s: closed,
-        goodput_bps: if active > 0.0 { sink.delivered as f64 * 8.0 / active } else { 0.0 },
+        goodput_bps: if active > 0.0 {
+            sink.delivered as f64 * 8.0 / active
+        } else {
+            0.0
+        },
         data_packets: cs.data_packets + ss.data_packets,
         data_bytes: cs.data_bytes + ss.data_bytes,
         retransmitted_packets: cs.retransmitted_packets + ss.retransmitted_packets,
@@ -300,7 +320,11 @@ fn link_results(sim: &Simulation, end: Time) -> Vec<LinkResult> {
                 frames_missed: c.frames_missed,
                 link_acks: c.link_acks,
                 peak_queue: c.peak_queue,
-                utilisation: if elapsed > 0.0 { (c.busy_time.as_secs_f64() / elapsed).min(1.0) } else { 0.0 },
+                utilisation: if elapsed > 0.0 {
+                    (c.busy_time.as_secs_f64() / elapsed).min(1.0)
+                } else {
+                    0.0
+                },
             }
         })
         .collect()
@@ -314,11 +338,14 @@ fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
     let mut m = 0.0;
     let mut hops = 0;
     while node != to as usize && hops < sim.core.nodes.len() {
-        let Some(l) = sim.core.next_link[node][to as usize] else { break };
+        let Some(l) = sim.core.next_link[node][to as usize] else {
+            break;
+        };
         let link = &sim.core.links[l as usize];
         if let (Some(tx), Some(rx)) = (link.from_radio, link.to_radio) {
             let seconds = bytes as f64 * 8.0 / link.params.rate_bps as f64;
-            m += seconds * (sim.radio_profiles[tx as usize].tx_w + sim.radio_profiles[rx as usize].rx_w);
+            m += seconds
+                * (sim.radio_profiles[tx as usize].tx_w + sim.radio_profiles[rx as usize].rx_w);
         }
         node = link.to as usize;
         hops += 1;
@@ -327,11 +354,16 @@ fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
 }
 
 fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Time) -> Summary {
-    let measured: Vec<&FlowResult> =
-        flows.iter().filter(|f| !sim.spec.flows[f.flow].background).collect();
+    let measured: Vec<&FlowResult> = flows
+        .iter()
+        .filter(|f| !sim.spec.flows[f.flow].background)
+        .collect();
     let delivered: u64 = measured.iter().map(|f| f.bytes_delivered).sum();
     let energy: f64 = nodes.iter().map(|n| n.energy_j).sum();
-    let m: f64 = measured.iter().map(|f| minimum_energy(sim, f.from, f.to, f.bytes_delivered)).sum();
+    let m: f64 = measured
+        .iter()
+        .map(|f| minimum_energy(sim, f.from, f.to, f.bytes_delivered))
+        .sum();
     let goodputs: Vec<f64> = measured.iter().map(|f| f.goodput_bps).collect();
     let duration = end.as_secs_f64();
     Summary {
@@ -343,7 +375,8 @@ fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Ti
         aggregate_goodput_bps: goodputs.iter().sum(),
         jain_fairness: jain_index(&goodputs),
         energy_j: energy,
-        energy_per_bit_j: (delivered > 0 && energy > 0.0).then(|| energy / (delivered as f64 * 8.0)),
+        energy_per_bit_j: (delivered > 0 && energy > 0.0)
+            .then(|| energy / (delivered as f64 * 8.0)),
         minimum_energy_j: m,
         efficiency: (energy > 0.0 && m > 0.0).then(|| m / energy),
         energy_overhead: (m > 0.0).then(|| (energy - m) / m),

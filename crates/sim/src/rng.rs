@@ -61,18 +61,24 @@ mod tests {
     #[test]
     fn streams_are_reproducible_and_distinct() {
         let s = Streams::new(42);
-        let a1: Vec<u64> = (0..4).map({
-            let mut r = s.stream("a");
-            move |_| r.next_u64()
-        }).collect();
-        let a2: Vec<u64> = (0..4).map({
-            let mut r = s.stream("a");
-            move |_| r.next_u64()
-        }).collect();
-        let b: Vec<u64> = (0..4).map({
-            let mut r = s.stream("b");
-            move |_| r.next_u64()
-        }).collect();
+        let a1: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = s.stream("b");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
         assert_ne!(Streams::new(43).seed("a"), s.seed("a"));
@@ -82,7 +88,10 @@ mod tests {
     fn derivation_is_pinned() {
         // Guards against an accidental change of the derivation, which would
         // silently change every published result.
-        assert_eq!(Streams::new(1).seed("link/0/forward/frames"), Streams::new(1).seed("link/0/forward/frames"));
+        assert_eq!(
+            Streams::new(1).seed("link/0/forward/frames"),
+            Streams::new(1).seed("link/0/forward/frames")
+        );
         let mut r = Streams::new(1).stream("x");
         let first = r.next_u64();
         let mut r2 = Streams::new(1).stream("x");

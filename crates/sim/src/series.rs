@@ -27,7 +27,13 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn new(names: Vec<String>, interval: Duration) -> Sampler {
-        Sampler { names, interval, last_sent: Vec::new(), last_delivered: Vec::new(), rows: Vec::new() }
+        Sampler {
+            names,
+            interval,
+            last_sent: Vec::new(),
+            last_delivered: Vec::new(),
+            rows: Vec::new(),
+        }
     }
 
     pub fn interval(&self) -> Duration {
@@ -50,20 +56,36 @@ impl Sampler {
                         } else {
                             link.loss.state_at(now, now) as f64
                         };
-                        self.rows.push(SeriesRow { time_s: t, series: name.clone(), entity: format!("link{l}"), value });
+                        self.rows.push(SeriesRow {
+                            time_s: t,
+                            series: name.clone(),
+                            entity: format!("link{l}"),
+                            value,
+                        });
                     }
                 }
                 "rate" | "goodput" => {
                     for f in 0..flows {
                         let (c, s) = sim.flow_agents[f];
                         let (current, last) = if name == "rate" {
-                            (sim.agents[c as usize].stats().total_bytes_sent(), &mut self.last_sent[f])
+                            (
+                                sim.agents[c as usize].stats().total_bytes_sent(),
+                                &mut self.last_sent[f],
+                            )
                         } else {
-                            (sim.endpoints[s as usize].sink.delivered, &mut self.last_delivered[f])
+                            (
+                                sim.endpoints[s as usize].sink.delivered,
+                                &mut self.last_delivered[f],
+                            )
                         };
                         let value = (current - *last) as f64 * 8.0 / dt;
                         *last = current;
-                        self.rows.push(SeriesRow { time_s: t, series: name.clone(), entity: format!("flow{f}"), value });
+                        self.rows.push(SeriesRow {
+                            time_s: t,
+                            series: name.clone(),
+                            entity: format!("flow{f}"),
+                            value,
+                        });
                     }
                 }
                 gauge => {

@@ -1,7 +1,7 @@
 //! Building a simulation from a [`Spec`] and running it to the end.
 
-use joulenet_channel::radio::{RadioLedger, RadioProfile};
 use joulenet_channel::battery::Battery;
+use joulenet_channel::radio::{RadioLedger, RadioProfile};
 use joulenet_proto::{Addr, Agent, Duration, NodeId, Time};
 
 use crate::app::{Sink, Source};
@@ -52,7 +52,10 @@ impl Simulation {
         let mut nodes: Vec<NodeState> = spec
             .nodes
             .iter()
-            .map(|n| NodeState { battery: n.battery.clone(), ..NodeState::default() })
+            .map(|n| NodeState {
+                battery: n.battery.clone(),
+                ..NodeState::default()
+            })
             .collect();
         let mut links = Vec::with_capacity(spec.links.len() * 2);
         let mut radios = Vec::new();
@@ -74,9 +77,15 @@ impl Simulation {
                 None => (None, None),
             };
             let state_seed = streams.seed(&format!("link/{i}/channel"));
-            let forward_loss = l.loss.build(state_seed, streams.seed(&format!("link/{i}/forward/frames")));
+            let forward_loss = l.loss.build(
+                state_seed,
+                streams.seed(&format!("link/{i}/forward/frames")),
+            );
             let reverse_loss = match &l.loss_reverse {
-                ReverseLoss::SharedChannel => l.loss.build(state_seed, streams.seed(&format!("link/{i}/reverse/frames"))),
+                ReverseLoss::SharedChannel => l.loss.build(
+                    state_seed,
+                    streams.seed(&format!("link/{i}/reverse/frames")),
+                ),
                 ReverseLoss::Independent(spec) => spec.build(
                     streams.seed(&format!("link/{i}/reverse/channel")),
                     streams.seed(&format!("link/{i}/reverse/frames")),
@@ -123,10 +132,31 @@ impl Simulation {
             let start = Time::ZERO + flow.start;
             let stop = flow.stop.map(|d| Time::ZERO + d);
             let datagram = flow.protocol.is_datagram();
-            let client_source =
-                Source::new(&flow.app, start, stop, datagram, streams.stream(&format!("app/{f}/client")));
-            let ci = sim.add_agent(&mut core, ca, client, f as u32, Side::Client, client_source, &streams);
-            let si = sim.add_agent(&mut core, sa, server, f as u32, Side::Server, Source::receive_only(), &streams);
+            let client_source = Source::new(
+                &flow.app,
+                start,
+                stop,
+                datagram,
+                streams.stream(&format!("app/{f}/client")),
+            );
+            let ci = sim.add_agent(
+                &mut core,
+                ca,
+                client,
+                f as u32,
+                Side::Client,
+                client_source,
+                &streams,
+            );
+            let si = sim.add_agent(
+                &mut core,
+                sa,
+                server,
+                f as u32,
+                Side::Server,
+                Source::receive_only(),
+                &streams,
+            );
             if datagram {
                 sim.endpoints[si as usize].sink = Sink::datagram();
             }
@@ -149,7 +179,10 @@ impl Simulation {
             core.capture = Some(Capture::new());
         }
         if !spec.output.series.is_empty() {
-            sim.sampler = Some(Sampler::new(spec.output.series.clone(), spec.output.series_interval));
+            sim.sampler = Some(Sampler::new(
+                spec.output.series.clone(),
+                spec.output.series_interval,
+            ));
             core.queue.push(Time::ZERO, Event::Sample);
         }
         sim.core = core;
@@ -168,7 +201,8 @@ impl Simulation {
     ) -> AgentIndex {
         let index = self.agents.len() as AgentIndex;
         let rng = streams.stream(&format!("agent/{flow}/{}", side as u8));
-        self.endpoints.push(Endpoint::new(index, addr, flow, side, rng, source));
+        self.endpoints
+            .push(Endpoint::new(index, addr, flow, side, rng, source));
         self.agents.push(agent);
         core.ports.insert(addr, index);
         index
@@ -233,7 +267,9 @@ impl Simulation {
             Event::Timer(a, key) => {
                 let now = self.core.now;
                 if self.endpoints[a as usize].timer_due(&mut self.core.queue, key, now) {
-                    self.dispatch(a, |agent, ctx| agent.on_timer(ctx, joulenet_proto::TimerId(key)));
+                    self.dispatch(a, |agent, ctx| {
+                        agent.on_timer(ctx, joulenet_proto::TimerId(key))
+                    });
                 }
             }
             Event::FlowStart(f) => self.start_flow(f),
@@ -272,7 +308,9 @@ impl Simulation {
 
     fn schedule_app_wake(&mut self, a: AgentIndex) {
         if let Some(t) = self.endpoints[a as usize].source.next_wake() {
-            self.core.queue.push(t.max(self.core.now), Event::AppWake(a));
+            self.core
+                .queue
+                .push(t.max(self.core.now), Event::AppWake(a));
         }
     }
 
@@ -290,7 +328,10 @@ impl Simulation {
             return;
         }
         let agent = self.agents[a as usize].as_mut();
-        let mut ctx = Ctx { core: &mut self.core, ep };
+        let mut ctx = Ctx {
+            core: &mut self.core,
+            ep,
+        };
         f(agent, &mut ctx);
         if ctx.ep.app_ready_pending {
             ctx.ep.app_ready_pending = false;
@@ -306,14 +347,19 @@ impl Simulation {
 
     fn battery_check(&mut self, n: u32) {
         let node = n as usize;
-        let Some(battery) = self.core.nodes[node].battery.clone() else { return };
+        let Some(battery) = self.core.nodes[node].battery.clone() else {
+            return;
+        };
         if !self.core.nodes[node].alive() {
             return;
         }
         let used = self.core.node_energy(n);
         let remaining = battery.remaining(used);
-        let max_power: f64 =
-            self.core.nodes[node].radios.iter().map(|&r| self.core.radios[r as usize].max_power_w()).sum();
+        let max_power: f64 = self.core.nodes[node]
+            .radios
+            .iter()
+            .map(|&r| self.core.radios[r as usize].max_power_w())
+            .sum();
         if max_power <= 0.0 {
             return;
         }
@@ -322,11 +368,15 @@ impl Simulation {
             return;
         }
         let after = Battery::next_check_after(remaining, max_power);
-        self.core.queue.push(self.core.now + after, Event::BatteryCheck(n));
+        self.core
+            .queue
+            .push(self.core.now + after, Event::BatteryCheck(n));
     }
 
     fn sample(&mut self) {
-        let Some(mut sampler) = self.sampler.take() else { return };
+        let Some(mut sampler) = self.sampler.take() else {
+            return;
+        };
         sampler.sample(self);
         let next = self.core.now + sampler.interval();
         self.sampler = Some(sampler);

@@ -78,6 +78,10 @@ pub struct OutputSpec {
 
 impl Default for OutputSpec {
     fn default() -> Self {
-        OutputSpec { series: Vec::new(), series_interval: Duration::from_millis(100), pcap: false }
+        OutputSpec {
+            series: Vec::new(),
+            series_interval: Duration::from_millis(100),
+            pcap: false,
+        }
     }
 }

@@ -67,7 +67,10 @@ pub struct UdpRepr {
 
 impl UdpRepr {
     pub fn parse<T: AsRef<[u8]>>(packet: &UdpPacket<T>) -> Result<UdpRepr> {
-        Ok(UdpRepr { src_port: packet.src_port(), dst_port: packet.dst_port() })
+        Ok(UdpRepr {
+            src_port: packet.src_port(),
+            dst_port: packet.dst_port(),
+        })
     }
 
     /// Append the header and `payload` to `out`. The checksum is left zero
@@ -90,22 +93,47 @@ mod tests {
     #[test]
     fn round_trip() {
         let mut out = vec![];
-        UdpRepr { src_port: 5000, dst_port: 6000 }.emit(b"hello", &mut out).unwrap();
+        UdpRepr {
+            src_port: 5000,
+            dst_port: 6000,
+        }
+        .emit(b"hello", &mut out)
+        .unwrap();
         assert_eq!(out.len(), 13);
         let p = UdpPacket::new_checked(&out[..]).unwrap();
-        assert_eq!(UdpRepr::parse(&p).unwrap(), UdpRepr { src_port: 5000, dst_port: 6000 });
+        assert_eq!(
+            UdpRepr::parse(&p).unwrap(),
+            UdpRepr {
+                src_port: 5000,
+                dst_port: 6000
+            }
+        );
         assert_eq!(p.payload(), b"hello");
     }
 
     #[test]
     fn malformed_inputs_are_errors() {
-        assert_eq!(UdpPacket::new_checked(&[0u8; 7][..]).unwrap_err(), Error::Truncated);
+        assert_eq!(
+            UdpPacket::new_checked(&[0u8; 7][..]).unwrap_err(),
+            Error::Truncated
+        );
         // stated length below the header size
-        assert_eq!(UdpPacket::new_checked(&[0, 1, 0, 2, 0, 7, 0, 0][..]).unwrap_err(), Error::Malformed);
+        assert_eq!(
+            UdpPacket::new_checked(&[0, 1, 0, 2, 0, 7, 0, 0][..]).unwrap_err(),
+            Error::Malformed
+        );
         // stated length beyond the buffer
-        assert_eq!(UdpPacket::new_checked(&[0, 1, 0, 2, 0, 9, 0, 0][..]).unwrap_err(), Error::Truncated);
+        assert_eq!(
+            UdpPacket::new_checked(&[0, 1, 0, 2, 0, 9, 0, 0][..]).unwrap_err(),
+            Error::Truncated
+        );
         let too_big = vec![0u8; 70_000];
-        assert!(UdpRepr { src_port: 1, dst_port: 2 }.emit(&too_big, &mut vec![]).is_err());
+        assert!(UdpRepr {
+            src_port: 1,
+            dst_port: 2
+        }
+        .emit(&too_big, &mut vec![])
+        .is_err());
     }
 
     proptest::proptest! {

@@ -36,7 +36,12 @@ pub fn loss(r: &Reader, key: &str, dir: &Path) -> Result<Option<LossSpec>> {
     let spec = match r.get(key) {
         None => return Ok(None),
         Some(Value::String(s)) if s == "none" => LossSpec::None,
-        Some(Value::String(s)) => return Err(r.error(key, format!("expected \"none\" or a table with a `model`, got \"{s}\""))),
+        Some(Value::String(s)) => {
+            return Err(r.error(
+                key,
+                format!("expected \"none\" or a table with a `model`, got \"{s}\""),
+            ))
+        }
         Some(Value::Table(_)) => {
             let t = r.table(key)?.expect("checked to be a table");
             let spec = model(&t, dir)?;
@@ -45,7 +50,8 @@ pub fn loss(r: &Reader, key: &str, dir: &Path) -> Result<Option<LossSpec>> {
         }
         Some(_) => return Err(r.error(key, "expected \"none\" or a table with a `model`")),
     };
-    spec.validate().map_err(|e| ScenarioError::new(r.key(key), e.to_string()))?;
+    spec.validate()
+        .map_err(|e| ScenarioError::new(r.key(key), e.to_string()))?;
     Ok(Some(spec))
 }
 
@@ -54,7 +60,9 @@ pub fn reverse(r: &Reader, key: &str, dir: &Path) -> Result<ReverseLoss> {
     match r.get(key) {
         None => Ok(ReverseLoss::SharedChannel),
         Some(Value::String(s)) if s == "shared" => Ok(ReverseLoss::SharedChannel),
-        _ => Ok(ReverseLoss::Independent(loss(r, key, dir)?.unwrap_or(LossSpec::None))),
+        _ => Ok(ReverseLoss::Independent(
+            loss(r, key, dir)?.unwrap_or(LossSpec::None),
+        )),
     }
 }
 
@@ -63,17 +71,30 @@ fn model(t: &Reader, dir: &Path) -> Result<LossSpec> {
     let required = |v: Result<Option<f64>>, key: &str| t.req(key, v);
     match name {
         "none" => Ok(LossSpec::None),
-        "bernoulli" => Ok(LossSpec::Bernoulli { loss: required(t.probability("rate"), "rate")? }),
-        "ber" => Ok(LossSpec::BitError { ber: required(t.probability("ber"), "ber")? }),
+        "bernoulli" => Ok(LossSpec::Bernoulli {
+            loss: required(t.probability("rate"), "rate")?,
+        }),
+        "ber" => Ok(LossSpec::BitError {
+            ber: required(t.probability("ber"), "ber")?,
+        }),
         "gilbert_elliott" => {
             let good = state(t, "good")?;
             let bad = state(t, "bad")?;
             let start_bad = match t.str("start")? {
                 None | Some("good") => false,
                 Some("bad") => true,
-                Some(other) => return Err(t.error("start", format!("expected \"good\" or \"bad\", got \"{other}\""))),
+                Some(other) => {
+                    return Err(t.error(
+                        "start",
+                        format!("expected \"good\" or \"bad\", got \"{other}\""),
+                    ))
+                }
             };
-            Ok(LossSpec::GilbertElliott { good, bad, start_bad })
+            Ok(LossSpec::GilbertElliott {
+                good,
+                bad,
+                start_bad,
+            })
         }
         "on_off" => {
             let on = t.req("on", t.duration("on"))?;
@@ -82,30 +103,54 @@ fn model(t: &Reader, dir: &Path) -> Result<LossSpec> {
             let start_on = match t.str("start")? {
                 None | Some("off") => false,
                 Some("on") => true,
-                Some(other) => return Err(t.error("start", format!("expected \"on\" or \"off\", got \"{other}\""))),
+                Some(other) => {
+                    return Err(t.error(
+                        "start",
+                        format!("expected \"on\" or \"off\", got \"{other}\""),
+                    ))
+                }
             };
             let offset = t.duration("offset")?.unwrap_or(Duration::ZERO);
             if on.0 == 0 && off.0 == 0 {
                 return Err(t.error("on", "on and off phases cannot both be zero"));
             }
-            Ok(LossSpec::OnOffPhases { on, off, drop_rate, start_on, offset })
+            Ok(LossSpec::OnOffPhases {
+                on,
+                off,
+                drop_rate,
+                start_on,
+                offset,
+            })
         }
         "trace" => {
             let file = t.req("file", t.str("file"))?;
             let path = dir.join(file);
-            let text = std::fs::read_to_string(&path).map_err(|e| t.error("file", format!("cannot read {}: {e}", path.display())))?;
-            let trace = LossTrace::parse(&text).map_err(|e| t.error("file", format!("{}: {e}", path.display())))?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| t.error("file", format!("cannot read {}: {e}", path.display())))?;
+            let trace = LossTrace::parse(&text)
+                .map_err(|e| t.error("file", format!("{}: {e}", path.display())))?;
             Ok(LossSpec::Trace(Arc::new(trace)))
         }
         other => {
             let known: Vec<&str> = MODELS.iter().map(|m| m.0).collect();
-            Err(t.error("model", format!("unknown loss model \"{other}\" (known: {})", known.join(", "))))
+            Err(t.error(
+                "model",
+                format!(
+                    "unknown loss model \"{other}\" (known: {})",
+                    known.join(", ")
+                ),
+            ))
         }
     }
 }
 
 fn state(t: &Reader, key: &str) -> Result<GeState> {
-    let s = t.table(key)?.ok_or_else(|| t.error(key, "required table is missing (e.g. { mean = \"10s\", loss = 0.01 })"))?;
+    let s = t.table(key)?.ok_or_else(|| {
+        t.error(
+            key,
+            "required table is missing (e.g. { mean = \"10s\", loss = 0.01 })",
+        )
+    })?;
     let sojourn = match (s.duration("mean")?, s.duration("min")?, s.duration("max")?) {
         (Some(mean), None, None) => {
             if mean.0 == 0 {
@@ -122,13 +167,25 @@ fn state(t: &Reader, key: &str) -> Result<GeState> {
             }
             Sojourn::Uniform { min, max }
         }
-        (None, None, None) => return Err(s.error("mean", "give `mean` (exponential sojourns) or `min` and `max` (uniform)")),
-        _ => return Err(s.error("mean", "give either `mean`, or both `min` and `max`, not a mix")),
+        (None, None, None) => {
+            return Err(s.error(
+                "mean",
+                "give `mean` (exponential sojourns) or `min` and `max` (uniform)",
+            ))
+        }
+        _ => {
+            return Err(s.error(
+                "mean",
+                "give either `mean`, or both `min` and `max`, not a mix",
+            ))
+        }
     };
     let loss = match (s.probability("loss")?, s.probability("ber")?) {
         (Some(p), None) => FrameError::Packet(p),
         (None, Some(b)) => FrameError::Bit(b),
-        (None, None) => return Err(s.error("loss", "give the state's frame `loss` rate or its `ber`")),
+        (None, None) => {
+            return Err(s.error("loss", "give the state's frame `loss` rate or its `ber`"))
+        }
         (Some(_), Some(_)) => return Err(s.error("ber", "give `loss` or `ber`, not both")),
     };
     s.finish()?;

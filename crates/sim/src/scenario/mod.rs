@@ -32,7 +32,10 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     pub fn new(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-        ScenarioError { key: key.into(), message: message.into() }
+        ScenarioError {
+            key: key.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -67,12 +70,19 @@ impl Scenario {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ScenarioError::new("", format!("cannot read {}: {e}", path.display())))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         Scenario::parse_str(&text, &stem, dir)
     }
 
     /// Parse TOML text. `default_name` names the scenario if it has no `name`.
-    pub fn parse_str(text: &str, default_name: &str, dir: PathBuf) -> Result<Scenario, ScenarioError> {
+    pub fn parse_str(
+        text: &str,
+        default_name: &str,
+        dir: PathBuf,
+    ) -> Result<Scenario, ScenarioError> {
         let table: Table = text.parse().map_err(|e: toml::de::Error| {
             ScenarioError::new("", format!("not valid TOML: {}", e.message().trim()))
                 .with_span(text, e.span())
@@ -81,17 +91,29 @@ impl Scenario {
     }
 
     /// A scenario from an already parsed table (the Python API's dicts).
-    pub fn from_table(mut base: Table, default_name: &str, dir: PathBuf) -> Result<Scenario, ScenarioError> {
+    pub fn from_table(
+        mut base: Table,
+        default_name: &str,
+        dir: PathBuf,
+    ) -> Result<Scenario, ScenarioError> {
         let sweep = match base.remove("sweep") {
             None => Vec::new(),
             Some(Value::Table(t)) => t
                 .into_iter()
                 .map(|(k, v)| match v {
                     Value::Array(values) if !values.is_empty() => Ok((k, values)),
-                    _ => Err(ScenarioError::new(format!("sweep.{k}"), "expected a non-empty array of values")),
+                    _ => Err(ScenarioError::new(
+                        format!("sweep.{k}"),
+                        "expected a non-empty array of values",
+                    )),
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err(ScenarioError::new("sweep", "expected a table of key = [values]")),
+            Some(_) => {
+                return Err(ScenarioError::new(
+                    "sweep",
+                    "expected a table of key = [values]",
+                ))
+            }
         };
         let name = match base.get("name") {
             Some(Value::String(s)) => s.clone(),
@@ -99,7 +121,13 @@ impl Scenario {
             None => default_name.to_string(),
         };
         let hash = hash_table(&base);
-        let scenario = Scenario { base, sweep, name, hash, dir };
+        let scenario = Scenario {
+            base,
+            sweep,
+            name,
+            hash,
+            dir,
+        };
         // Validate every point now, so a bad file fails before any run.
         for point in scenario.points() {
             scenario.spec(&point)?;
@@ -194,19 +222,29 @@ pub fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), Scenar
                     t.insert(part.to_string(), value);
                     break;
                 }
-                t.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new()))
+                t.entry(part.to_string())
+                    .or_insert_with(|| Value::Table(Table::new()))
             }
             Value::Array(items) => {
-                let idx: usize = part.parse().map_err(|_| ScenarioError::new(key, format!("`{part}` is not an array index")))?;
+                let idx: usize = part.parse().map_err(|_| {
+                    ScenarioError::new(key, format!("`{part}` is not an array index"))
+                })?;
                 let len = items.len();
-                let item = items.get_mut(idx).ok_or_else(|| ScenarioError::new(key, format!("index {idx} is out of range (length {len})")))?;
+                let item = items.get_mut(idx).ok_or_else(|| {
+                    ScenarioError::new(key, format!("index {idx} is out of range (length {len})"))
+                })?;
                 if last {
                     *item = value;
                     break;
                 }
                 item
             }
-            _ => return Err(ScenarioError::new(key, format!("`{}` is not a table", parts[..i].join(".")))),
+            _ => {
+                return Err(ScenarioError::new(
+                    key,
+                    format!("`{}` is not a table", parts[..i].join(".")),
+                ))
+            }
         };
         cur = next;
     }
@@ -222,7 +260,9 @@ pub fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), Scenar
 /// Parse a `key=value` override from a command line. The value is read as a
 /// TOML value if it is one (`0.01`, `true`, `"x"`, `[1, 2]`), else as a string.
 pub fn parse_override(s: &str) -> Result<(String, Value), ScenarioError> {
-    let (key, value) = s.split_once('=').ok_or_else(|| ScenarioError::new(s, "expected key=value"))?;
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| ScenarioError::new(s, "expected key=value"))?;
     Ok((key.trim().to_string(), parse_value(value.trim())))
 }
 
@@ -270,8 +310,14 @@ mod tests {
 
     #[test]
     fn override_values_parse_as_toml_or_string() {
-        assert_eq!(parse_override("a.b=0.5").unwrap(), ("a.b".to_string(), Value::Float(0.5)));
-        assert_eq!(parse_override("p=reno").unwrap().1, Value::String("reno".into()));
+        assert_eq!(
+            parse_override("a.b=0.5").unwrap(),
+            ("a.b".to_string(), Value::Float(0.5))
+        );
+        assert_eq!(
+            parse_override("p=reno").unwrap().1,
+            Value::String("reno".into())
+        );
         assert_eq!(parse_override("x=true").unwrap().1, Value::Boolean(true));
         assert!(parse_override("nonsense").is_err());
     }

@@ -23,14 +23,33 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
     if stop.is_some_and(|d| d.0 == 0) {
         return Err(root.error("stop", "must be positive"));
     }
-    let Topology { names, links, default_flows } = topology(&root, dir)?;
-    let mut nodes: Vec<NodeSpec> = names.iter().map(|n| NodeSpec { name: n.clone(), battery: None }).collect();
+    let Topology {
+        names,
+        links,
+        default_flows,
+    } = topology(&root, dir)?;
+    let mut nodes: Vec<NodeSpec> = names
+        .iter()
+        .map(|n| NodeSpec {
+            name: n.clone(),
+            battery: None,
+        })
+        .collect();
     batteries(&root, &names, &mut nodes)?;
     let energy_policy = energy(&root)?;
     let flows = flows(&root, &names, &default_flows)?;
     let output = output(&root)?;
     root.finish()?;
-    let spec = Spec { name, description, nodes, links, flows, energy_policy, stop, output };
+    let spec = Spec {
+        name,
+        description,
+        nodes,
+        links,
+        flows,
+        energy_policy,
+        stop,
+        output,
+    };
     check_routes(&spec)?;
     check_termination(&spec)?;
     Ok(spec)
@@ -49,27 +68,37 @@ fn batteries(root: &Reader, names: &[String], nodes: &mut [NodeSpec]) -> Result<
 }
 
 fn energy(root: &Reader) -> Result<RadioPolicy> {
-    let Some(e) = root.table("energy")? else { return Ok(RadioPolicy::AlwaysActive) };
-    let policy = match e.str("policy")?.unwrap_or("always_active") {
-        "always_active" => RadioPolicy::AlwaysActive,
-        "ideal" => RadioPolicy::Ideal,
-        "intermediate" => RadioPolicy::Intermediate { active_weight: e.probability("active_weight")?.unwrap_or(0.5) },
-        other => {
-            return Err(e.error(
-                "policy",
-                format!("expected \"always_active\", \"ideal\" or \"intermediate\", got \"{other}\""),
-            ))
-        }
+    let Some(e) = root.table("energy")? else {
+        return Ok(RadioPolicy::AlwaysActive);
     };
+    let policy =
+        match e.str("policy")?.unwrap_or("always_active") {
+            "always_active" => RadioPolicy::AlwaysActive,
+            "ideal" => RadioPolicy::Ideal,
+            "intermediate" => RadioPolicy::Intermediate {
+                active_weight: e.probability("active_weight")?.unwrap_or(0.5),
+            },
+            other => return Err(e.error(
+                "policy",
+                format!(
+                    "expected \"always_active\", \"ideal\" or \"intermediate\", got \"{other}\""
+                ),
+            )),
+        };
     if !matches!(policy, RadioPolicy::Intermediate { .. }) && e.has("active_weight") {
-        return Err(e.error("active_weight", "only meaningful with policy = \"intermediate\""));
+        return Err(e.error(
+            "active_weight",
+            "only meaningful with policy = \"intermediate\"",
+        ));
     }
     e.finish()?;
     Ok(policy)
 }
 
 fn output(root: &Reader) -> Result<OutputSpec> {
-    let Some(o) = root.table("output")? else { return Ok(OutputSpec::default()) };
+    let Some(o) = root.table("output")? else {
+        return Ok(OutputSpec::default());
+    };
     let mut out = OutputSpec::default();
     if let Some(series) = o.strings("series")? {
         out.series = series;
@@ -112,19 +141,48 @@ fn flows(root: &Reader, names: &[String], defaults: &[(NodeId, NodeId)]) -> Resu
 }
 
 const FLOW_KEYS: &[&str] = &[
-    "label", "protocol", "from", "to", "port", "start", "stop", "app", "bytes", "rate", "message",
-    "mean_interval", "mean_on", "mean_off", "shape", "background", "tcp",
+    "label",
+    "protocol",
+    "from",
+    "to",
+    "port",
+    "start",
+    "stop",
+    "app",
+    "bytes",
+    "rate",
+    "message",
+    "mean_interval",
+    "mean_on",
+    "mean_off",
+    "shape",
+    "background",
+    "tcp",
 ];
 
 fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -> Result<FlowSpec> {
     let protocol_name = r.str("protocol")?.unwrap_or("newreno");
     let mut protocol = ProtocolSpec::named(protocol_name).ok_or_else(|| {
         let known: Vec<&str> = crate::protocols::PROTOCOLS.iter().map(|p| p.0).collect();
-        r.error("protocol", format!("unknown protocol \"{protocol_name}\" (known: {})", known.join(", ")))
+        r.error(
+            "protocol",
+            format!(
+                "unknown protocol \"{protocol_name}\" (known: {})",
+                known.join(", ")
+            ),
+        )
     })?;
     protocol.configure(r)?;
-    let from = if r.has("from") { node_ref(r, "from", names)? } else { default.0 };
-    let to = if r.has("to") { node_ref(r, "to", names)? } else { default.1 };
+    let from = if r.has("from") {
+        node_ref(r, "from", names)?
+    } else {
+        default.0
+    };
+    let to = if r.has("to") {
+        node_ref(r, "to", names)?
+    } else {
+        default.1
+    };
     if from == to {
         return Err(r.error("to", "a flow needs two different nodes"));
     }
@@ -138,12 +196,25 @@ fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -
     }
     let app = app(r)?;
     let background = r.bool("background")?.unwrap_or(protocol.is_datagram());
-    let label = r.str("label")?.map(str::to_string).unwrap_or_else(|| format!("{}-{index}", protocol.name()));
+    let label = r
+        .str("label")?
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{}-{index}", protocol.name()));
     // Defaults in [flow] may serve other applications than this flow's.
     for k in FLOW_KEYS {
         r.allow(k);
     }
-    Ok(FlowSpec { label, protocol, from, to, port, start, stop, app, background })
+    Ok(FlowSpec {
+        label,
+        protocol,
+        from,
+        to,
+        port,
+        start,
+        stop,
+        app,
+        background,
+    })
 }
 
 fn app(r: &Reader) -> Result<AppSpec> {
@@ -152,7 +223,10 @@ fn app(r: &Reader) -> Result<AppSpec> {
     let message = || -> Result<u32> {
         let m = r.size("message")?.unwrap_or(1000);
         if m == 0 || m > 65_000 {
-            return Err(r.error("message", format!("must be between 1 and 65000 bytes, got {m}")));
+            return Err(r.error(
+                "message",
+                format!("must be between 1 and 65000 bytes, got {m}"),
+            ));
         }
         Ok(m as u32)
     };
@@ -171,15 +245,24 @@ fn app(r: &Reader) -> Result<AppSpec> {
             AppSpec::Bulk { bytes }
         }
         "backlogged" => AppSpec::Backlogged,
-        "cbr" => AppSpec::Cbr { rate_bps: positive_rate("rate")?, message: message()? },
+        "cbr" => AppSpec::Cbr {
+            rate_bps: positive_rate("rate")?,
+            message: message()?,
+        },
         "poisson" => AppSpec::Poisson {
-            mean_interval: r.req("mean_interval", positive("mean_interval", r.duration("mean_interval")?))?,
+            mean_interval: r.req(
+                "mean_interval",
+                positive("mean_interval", r.duration("mean_interval")?),
+            )?,
             message: message()?,
         },
         "pareto" => {
             let shape = r.f64("shape")?.unwrap_or(1.5);
             if shape <= 1.0 {
-                return Err(r.error("shape", format!("must be greater than 1 for a finite mean, got {shape}")));
+                return Err(r.error(
+                    "shape",
+                    format!("must be greater than 1 for a finite mean, got {shape}"),
+                ));
             }
             AppSpec::ParetoOnOff {
                 rate_bps: positive_rate("rate")?,
@@ -189,12 +272,12 @@ fn app(r: &Reader) -> Result<AppSpec> {
                 shape,
             }
         }
-        other => {
-            return Err(r.error(
-                "app",
-                format!("unknown application \"{other}\" (known: bulk, backlogged, cbr, poisson, pareto)"),
-            ))
-        }
+        other => return Err(r.error(
+            "app",
+            format!(
+                "unknown application \"{other}\" (known: bulk, backlogged, cbr, poisson, pareto)"
+            ),
+        )),
     })
 }
 
@@ -217,7 +300,10 @@ fn check_routes(spec: &Spec) -> Result<()> {
         if !seen[f.to as usize] {
             return Err(ScenarioError::new(
                 format!("flows[{i}].to"),
-                format!("no path from {} to {}", spec.nodes[f.from as usize].name, spec.nodes[f.to as usize].name),
+                format!(
+                    "no path from {} to {}",
+                    spec.nodes[f.from as usize].name, spec.nodes[f.to as usize].name
+                ),
             ));
         }
     }
@@ -239,7 +325,10 @@ fn check_termination(spec: &Spec) -> Result<()> {
         }
     }
     if spec.flows.iter().all(|f| f.background) {
-        return Err(ScenarioError::new("stop", "every flow is background traffic: give the scenario a `stop` time"));
+        return Err(ScenarioError::new(
+            "stop",
+            "every flow is background traffic: give the scenario a `stop` time",
+        ));
     }
     Ok(())
 }

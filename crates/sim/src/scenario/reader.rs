@@ -47,18 +47,38 @@ fn type_name(v: &Value) -> &'static str {
 
 impl<'a> Reader<'a> {
     pub fn new(table: &'a Table, path: &str) -> Reader<'a> {
-        Reader { layers: vec![Layer { table, path: path.to_string() }], used: RefCell::new(BTreeSet::new()) }
+        Reader {
+            layers: vec![Layer {
+                table,
+                path: path.to_string(),
+            }],
+            used: RefCell::new(BTreeSet::new()),
+        }
     }
 
     /// A reader whose keys come from `over` first, then from `base`.
-    pub fn layered(over: Option<(&'a Table, String)>, base: Option<(&'a Table, String)>) -> Reader<'a> {
-        let layers = [over, base].into_iter().flatten().map(|(table, path)| Layer { table, path }).collect();
-        Reader { layers, used: RefCell::new(BTreeSet::new()) }
+    pub fn layered(
+        over: Option<(&'a Table, String)>,
+        base: Option<(&'a Table, String)>,
+    ) -> Reader<'a> {
+        let layers = [over, base]
+            .into_iter()
+            .flatten()
+            .map(|(table, path)| Layer { table, path })
+            .collect();
+        Reader {
+            layers,
+            used: RefCell::new(BTreeSet::new()),
+        }
     }
 
     /// The full name of `key` as the user wrote it (in the layer that has it).
     pub fn key(&self, key: &str) -> String {
-        let layer = self.layers.iter().find(|l| l.table.contains_key(key)).or(self.layers.first());
+        let layer = self
+            .layers
+            .iter()
+            .find(|l| l.table.contains_key(key))
+            .or(self.layers.first());
         join(layer.map_or("", |l| l.path.as_str()), key)
     }
 
@@ -112,7 +132,9 @@ impl<'a> Reader<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
-            Some(Value::Integer(i)) => Err(self.error(key, format!("must not be negative, got {i}"))),
+            Some(Value::Integer(i)) => {
+                Err(self.error(key, format!("must not be negative, got {i}")))
+            }
             Some(v) => Err(self.expected(key, "a non-negative integer", v)),
         }
     }
@@ -120,7 +142,9 @@ impl<'a> Reader<'a> {
     /// An integer in `lo..=hi`.
     pub fn int_in(&self, key: &str, lo: u64, hi: u64) -> Result<Option<u64>> {
         match self.u64(key)? {
-            Some(v) if v < lo || v > hi => Err(self.error(key, format!("must be in {lo}..={hi}, got {v}"))),
+            Some(v) if v < lo || v > hi => {
+                Err(self.error(key, format!("must be in {lo}..={hi}, got {v}")))
+            }
             v => Ok(v),
         }
     }
@@ -128,44 +152,72 @@ impl<'a> Reader<'a> {
     /// A probability in [0, 1].
     pub fn probability(&self, key: &str) -> Result<Option<f64>> {
         match self.f64(key)? {
-            Some(p) if !(0.0..=1.0).contains(&p) => Err(self.error(key, format!("must be a probability in [0, 1], got {p}"))),
+            Some(p) if !(0.0..=1.0).contains(&p) => {
+                Err(self.error(key, format!("must be a probability in [0, 1], got {p}")))
+            }
             p => Ok(p),
         }
     }
 
-    fn unit<T>(&self, key: &str, what: &str, parse: impl Fn(&str) -> std::result::Result<T, units::UnitError>, number: impl Fn(f64) -> Option<T>) -> Result<Option<T>> {
+    fn unit<T>(
+        &self,
+        key: &str,
+        what: &str,
+        parse: impl Fn(&str) -> std::result::Result<T, units::UnitError>,
+        number: impl Fn(f64) -> Option<T>,
+    ) -> Result<Option<T>> {
         match self.get(key) {
             None => Ok(None),
-            Some(Value::String(s)) => parse(s).map(Some).map_err(|e| self.error(key, e.to_string())),
-            Some(Value::Integer(i)) => number(*i as f64).map(Some).ok_or_else(|| self.error(key, format!("{what} must be positive, got {i}"))),
-            Some(Value::Float(f)) => number(*f).map(Some).ok_or_else(|| self.error(key, format!("{what} must be positive, got {f}"))),
-            Some(v) => Err(self.expected(key, &format!("{what} (a number or a string with a unit)"), v)),
+            Some(Value::String(s)) => parse(s)
+                .map(Some)
+                .map_err(|e| self.error(key, e.to_string())),
+            Some(Value::Integer(i)) => number(*i as f64)
+                .map(Some)
+                .ok_or_else(|| self.error(key, format!("{what} must be positive, got {i}"))),
+            Some(Value::Float(f)) => number(*f)
+                .map(Some)
+                .ok_or_else(|| self.error(key, format!("{what} must be positive, got {f}"))),
+            Some(v) => Err(self.expected(
+                key,
+                &format!("{what} (a number or a string with a unit)"),
+                v,
+            )),
         }
     }
 
     /// A rate in bit/s: `"10Mbps"` or a number of bit/s.
     pub fn rate(&self, key: &str) -> Result<Option<u64>> {
-        self.unit(key, "a rate", units::parse_rate, |x| (x.is_finite() && x >= 1.0).then_some(x.round() as u64))
+        self.unit(key, "a rate", units::parse_rate, |x| {
+            (x.is_finite() && x >= 1.0).then_some(x.round() as u64)
+        })
     }
 
     /// A duration: `"50ms"` or a number of seconds.
     pub fn duration(&self, key: &str) -> Result<Option<Duration>> {
-        self.unit(key, "a duration", units::parse_duration, |x| (x.is_finite() && x >= 0.0).then(|| Duration::from_secs_f64(x)))
+        self.unit(key, "a duration", units::parse_duration, |x| {
+            (x.is_finite() && x >= 0.0).then(|| Duration::from_secs_f64(x))
+        })
     }
 
     /// A size in bytes: `"20MB"`, `"5MiB"` or a number of bytes.
     pub fn size(&self, key: &str) -> Result<Option<u64>> {
-        self.unit(key, "a size", units::parse_size, |x| (x.is_finite() && x >= 0.0).then_some(x.round() as u64))
+        self.unit(key, "a size", units::parse_size, |x| {
+            (x.is_finite() && x >= 0.0).then_some(x.round() as u64)
+        })
     }
 
     /// Power in watts: `"1.65W"`, `"80mW"` or a number of watts.
     pub fn power(&self, key: &str) -> Result<Option<f64>> {
-        self.unit(key, "a power", units::parse_power, |x| (x.is_finite() && x >= 0.0).then_some(x))
+        self.unit(key, "a power", units::parse_power, |x| {
+            (x.is_finite() && x >= 0.0).then_some(x)
+        })
     }
 
     /// Energy in joules: `"100J"`, `"2000mAh@3.7V"` or a number of joules.
     pub fn energy(&self, key: &str) -> Result<Option<f64>> {
-        self.unit(key, "an energy", units::parse_energy, |x| (x.is_finite() && x > 0.0).then_some(x))
+        self.unit(key, "an energy", units::parse_energy, |x| {
+            (x.is_finite() && x > 0.0).then_some(x)
+        })
     }
 
     /// A sub-table read through the same layers.
@@ -175,17 +227,30 @@ impl<'a> Reader<'a> {
         for l in &self.layers {
             match l.table.get(key) {
                 None => {}
-                Some(Value::Table(t)) => layers.push(Layer { table: t, path: join(&l.path, key) }),
-                Some(v) => return Err(ScenarioError::new(join(&l.path, key), format!("expected a table, got {}", type_name(v)))),
+                Some(Value::Table(t)) => layers.push(Layer {
+                    table: t,
+                    path: join(&l.path, key),
+                }),
+                Some(v) => {
+                    return Err(ScenarioError::new(
+                        join(&l.path, key),
+                        format!("expected a table, got {}", type_name(v)),
+                    ))
+                }
             }
         }
-        Ok((!layers.is_empty()).then(|| Reader { layers, used: RefCell::new(BTreeSet::new()) }))
+        Ok((!layers.is_empty()).then(|| Reader {
+            layers,
+            used: RefCell::new(BTreeSet::new()),
+        }))
     }
 
     /// An array of tables from the first layer that has `key`.
     pub fn tables(&self, key: &str) -> Result<Vec<(&'a Table, String)>> {
         self.used.borrow_mut().insert(key.to_string());
-        let Some(l) = self.layers.iter().find(|l| l.table.contains_key(key)) else { return Ok(Vec::new()) };
+        let Some(l) = self.layers.iter().find(|l| l.table.contains_key(key)) else {
+            return Ok(Vec::new());
+        };
         let path = join(&l.path, key);
         match &l.table[key] {
             Value::Array(items) => items
@@ -193,10 +258,16 @@ impl<'a> Reader<'a> {
                 .enumerate()
                 .map(|(i, v)| match v {
                     Value::Table(t) => Ok((t, format!("{path}[{i}]"))),
-                    v => Err(ScenarioError::new(format!("{path}[{i}]"), format!("expected a table, got {}", type_name(v)))),
+                    v => Err(ScenarioError::new(
+                        format!("{path}[{i}]"),
+                        format!("expected a table, got {}", type_name(v)),
+                    )),
                 })
                 .collect(),
-            v => Err(ScenarioError::new(path, format!("expected an array of tables, got {}", type_name(v)))),
+            v => Err(ScenarioError::new(
+                path,
+                format!("expected an array of tables, got {}", type_name(v)),
+            )),
         }
     }
 
@@ -255,7 +326,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, &cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -285,7 +358,10 @@ mod tests {
     fn layered_lookup_names_the_layer_that_had_the_key() {
         let over = table("rate = \"fast\"");
         let base = table("rate = \"1Mbps\"\ndelay = 2");
-        let r = Reader::layered(Some((&over, "flows[1]".into())), Some((&base, "flow".into())));
+        let r = Reader::layered(
+            Some((&over, "flows[1]".into())),
+            Some((&base, "flow".into())),
+        );
         let e = r.rate("rate").unwrap_err();
         assert_eq!(e.key, "flows[1].rate");
         assert_eq!(r.duration("delay").unwrap(), Some(Duration::from_secs(2)));
@@ -295,7 +371,11 @@ mod tests {
     fn type_errors_say_what_was_expected() {
         let t = table("queue = \"big\"\np = 1.5");
         let r = Reader::new(&t, "link");
-        assert!(r.u64("queue").unwrap_err().message.contains("non-negative integer"));
+        assert!(r
+            .u64("queue")
+            .unwrap_err()
+            .message
+            .contains("non-negative integer"));
         let e = r.probability("p").unwrap_err();
         assert_eq!(e.key, "link.p");
         assert!(e.message.contains("[0, 1]"));

@@ -33,25 +33,40 @@ pub struct Topology {
 
 pub fn topology(root: &Reader, dir: &Path) -> Result<Topology> {
     let empty = Table::new();
-    let t = root.table("topology")?.unwrap_or_else(|| Reader::new(&empty, "topology"));
+    let t = root
+        .table("topology")?
+        .unwrap_or_else(|| Reader::new(&empty, "topology"));
     let link_defaults = root.table("link")?;
     let defaults = link_defaults.as_ref();
     let kind = t.str("kind")?.unwrap_or("two_nodes");
     let topo = match kind {
         "two_nodes" => {
             let l = link(None, defaults, 0, 1, dir, None)?;
-            Topology { names: names(2), links: vec![l], default_flows: vec![(0, 1)] }
+            Topology {
+                names: names(2),
+                links: vec![l],
+                default_flows: vec![(0, 1)],
+            }
         }
         "chain" => {
             let hops = t.req("hops", t.int_in("hops", 1, 10_000))? as u32;
-            let links = (0..hops).map(|i| link(None, defaults, i, i + 1, dir, None)).collect::<Result<_>>()?;
-            Topology { names: names(hops as usize + 1), links, default_flows: vec![(0, hops)] }
+            let links = (0..hops)
+                .map(|i| link(None, defaults, i, i + 1, dir, None))
+                .collect::<Result<_>>()?;
+            Topology {
+                names: names(hops as usize + 1),
+                links,
+                default_flows: vec![(0, hops)],
+            }
         }
         "dumbbell" => dumbbell(&t, defaults, dir)?,
         "explicit" => explicit(&t, defaults, dir)?,
         other => {
             let known: Vec<&str> = KINDS.iter().map(|k| k.0).collect();
-            return Err(t.error("kind", format!("unknown topology \"{other}\" (known: {})", known.join(", "))));
+            return Err(t.error(
+                "kind",
+                format!("unknown topology \"{other}\" (known: {})", known.join(", ")),
+            ));
         }
     };
     t.finish()?;
@@ -74,11 +89,32 @@ fn dumbbell(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
     let last_hop = t.table("last_hop")?;
     let mut links = Vec::new();
     for i in 0..pairs {
-        links.push(link(access.as_ref(), defaults, i, left, dir, Some("wired"))?);
+        links.push(link(
+            access.as_ref(),
+            defaults,
+            i,
+            left,
+            dir,
+            Some("wired"),
+        )?);
     }
-    links.push(link(bottleneck.as_ref(), defaults, left, right, dir, Some("wired"))?);
+    links.push(link(
+        bottleneck.as_ref(),
+        defaults,
+        left,
+        right,
+        dir,
+        Some("wired"),
+    )?);
     for i in 0..pairs {
-        links.push(link(last_hop.as_ref(), defaults, right, receiver(i), dir, Some("wired"))?);
+        links.push(link(
+            last_hop.as_ref(),
+            defaults,
+            right,
+            receiver(i),
+            dir,
+            Some("wired"),
+        )?);
     }
     for r in [&access, &bottleneck, &last_hop].into_iter().flatten() {
         r.finish()?;
@@ -87,7 +123,11 @@ fn dumbbell(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
     names.push("left".into());
     names.push("right".into());
     names.extend((0..pairs).map(|i| format!("r{i}")));
-    Ok(Topology { names, links, default_flows: (0..pairs).map(|i| (i, receiver(i))).collect() })
+    Ok(Topology {
+        names,
+        links,
+        default_flows: (0..pairs).map(|i| (i, receiver(i))).collect(),
+    })
 }
 
 fn explicit(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topology> {
@@ -95,14 +135,26 @@ fn explicit(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
         Some(Value::Integer(n)) if *n >= 2 => names(*n as usize),
         Some(Value::Array(items)) if items.len() >= 2 => items
             .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| t.error("nodes", "node names must be strings")))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| t.error("nodes", "node names must be strings"))
+            })
             .collect::<Result<_>>()?,
-        Some(_) => return Err(t.error("nodes", "expected a node count (at least 2) or a list of at least 2 names")),
+        Some(_) => {
+            return Err(t.error(
+                "nodes",
+                "expected a node count (at least 2) or a list of at least 2 names",
+            ))
+        }
         None => return Err(t.error("nodes", "required key is missing")),
     };
     let entries = t.tables("links")?;
     if entries.is_empty() {
-        return Err(t.error("links", "an explicit topology needs at least one [[topology.links]] entry"));
+        return Err(t.error(
+            "links",
+            "an explicit topology needs at least one [[topology.links]] entry",
+        ));
     }
     let mut links = Vec::new();
     for (table, path) in entries {
@@ -116,31 +168,61 @@ fn explicit(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
         r.finish()?;
     }
     let last = names.len() as NodeId - 1;
-    Ok(Topology { names, links, default_flows: vec![(0, last)] })
+    Ok(Topology {
+        names,
+        links,
+        default_flows: vec![(0, last)],
+    })
 }
 
 /// A node given by index or by name.
 pub fn node_ref(r: &Reader, key: &str, names: &[String]) -> Result<NodeId> {
     match r.get(key) {
         Some(Value::Integer(i)) if *i >= 0 && (*i as usize) < names.len() => Ok(*i as NodeId),
-        Some(Value::Integer(i)) => Err(r.error(key, format!("no node {i} (nodes are 0..{})", names.len() - 1))),
+        Some(Value::Integer(i)) => Err(r.error(
+            key,
+            format!("no node {i} (nodes are 0..{})", names.len() - 1),
+        )),
         Some(Value::String(s)) => names
             .iter()
             .position(|n| n == s)
             .map(|i| i as NodeId)
-            .ok_or_else(|| r.error(key, format!("no node named \"{s}\" (nodes: {})", names.join(", ")))),
+            .ok_or_else(|| {
+                r.error(
+                    key,
+                    format!("no node named \"{s}\" (nodes: {})", names.join(", ")),
+                )
+            }),
         Some(_) => Err(r.error(key, "expected a node index or name")),
         None => Err(r.error(key, "required key is missing")),
     }
 }
 
-const LINK_KEYS: &[&str] = &["rate", "delay", "queue", "overhead", "medium", "radio", "arq", "loss", "loss_reverse"];
+const LINK_KEYS: &[&str] = &[
+    "rate",
+    "delay",
+    "queue",
+    "overhead",
+    "medium",
+    "radio",
+    "arq",
+    "loss",
+    "loss_reverse",
+];
 
 /// One link read through its overrides and the `[link]` defaults.
-fn link(over: Option<&Reader>, defaults: Option<&Reader>, a: NodeId, b: NodeId, dir: &Path, medium_default: Option<&str>) -> Result<LinkSpec> {
+fn link(
+    over: Option<&Reader>,
+    defaults: Option<&Reader>,
+    a: NodeId,
+    b: NodeId,
+    dir: &Path,
+    medium_default: Option<&str>,
+) -> Result<LinkSpec> {
     // Look each key up in the override first, then the defaults.
     let pick = |key: &str| -> Option<&Reader> {
-        over.filter(|o| o.has(key)).or(defaults.filter(|d| d.has(key)))
+        over.filter(|o| o.has(key))
+            .or(defaults.filter(|d| d.has(key)))
     };
     for r in [over, defaults].into_iter().flatten() {
         for k in LINK_KEYS {
@@ -172,11 +254,19 @@ fn link(over: Option<&Reader>, defaults: Option<&Reader>, a: NodeId, b: NodeId, 
         "wired" => false,
         other => {
             let r = pick("medium").expect("a value came from a reader");
-            return Err(r.error("medium", format!("expected \"wireless\" or \"wired\", got \"{other}\"")));
+            return Err(r.error(
+                "medium",
+                format!("expected \"wireless\" or \"wired\", got \"{other}\""),
+            ));
         }
     };
     let radio = match (wireless, pick("radio")) {
-        (false, Some(r)) => return Err(r.error("radio", "a wired link has no radio (set medium = \"wireless\")")),
+        (false, Some(r)) => {
+            return Err(r.error(
+                "radio",
+                "a wired link has no radio (set medium = \"wireless\")",
+            ))
+        }
         (false, None) => None,
         (true, Some(r)) => Some(radio(r, "radio")?),
         (true, None) => Some(RadioProfile::preset("ns3-wifi").expect("built-in preset")),
@@ -196,7 +286,13 @@ fn link(over: Option<&Reader>, defaults: Option<&Reader>, a: NodeId, b: NodeId, 
     Ok(LinkSpec {
         a,
         b,
-        params: LinkParams { rate_bps: rate, delay, queue_limit: queue, overhead_bytes: overhead, arq },
+        params: LinkParams {
+            rate_bps: rate,
+            delay,
+            queue_limit: queue,
+            overhead_bytes: overhead,
+            arq,
+        },
         radio,
         loss,
         loss_reverse,
@@ -207,7 +303,13 @@ fn link(over: Option<&Reader>, defaults: Option<&Reader>, a: NodeId, b: NodeId, 
 /// full table of powers.
 pub fn radio(r: &Reader, key: &str) -> Result<RadioProfile> {
     let unknown = |name: &str| {
-        r.error(key, format!("unknown radio preset \"{name}\" (known: {})", RadioProfile::preset_names().join(", ")))
+        r.error(
+            key,
+            format!(
+                "unknown radio preset \"{name}\" (known: {})",
+                RadioProfile::preset_names().join(", ")
+            ),
+        )
     };
     match r.get(key) {
         Some(Value::String(name)) => RadioProfile::preset(name).ok_or_else(|| unknown(name)),
@@ -235,7 +337,9 @@ pub fn radio(r: &Reader, key: &str) -> Result<RadioProfile> {
             p.off_w = t.power("off")?.unwrap_or(p.off_w);
             p.sleep_to_idle = t.duration("sleep_to_idle")?.unwrap_or(p.sleep_to_idle);
             p.off_to_on = t.duration("off_to_on")?.unwrap_or(p.off_to_on);
-            p.transition_w = t.power("transition")?.unwrap_or(if custom { p.idle_w } else { p.transition_w });
+            p.transition_w =
+                t.power("transition")?
+                    .unwrap_or(if custom { p.idle_w } else { p.transition_w });
             if let Some(name) = t.str("name")? {
                 p.name = name.to_string();
             }
@@ -258,7 +362,11 @@ fn arq(r: &Reader) -> Result<Option<Arq>> {
         None | Some(Value::Boolean(false)) => Ok(None),
         Some(Value::Integer(_)) => {
             let retries = r.req("arq", r.int_in("arq", 0, 254))?;
-            Ok((retries > 0).then(|| Arq { max_attempts: retries as u8 + 1, ack_bytes: ACK_BYTES as u32, sifs }))
+            Ok((retries > 0).then(|| Arq {
+                max_attempts: retries as u8 + 1,
+                ack_bytes: ACK_BYTES as u32,
+                sifs,
+            }))
         }
         Some(Value::Table(_)) => {
             let t = r.table("arq")?.expect("checked to be a table");
@@ -266,8 +374,15 @@ fn arq(r: &Reader) -> Result<Option<Arq>> {
             let ack_bytes = t.int_in("ack_bytes", 1, 65_535)?.unwrap_or(ACK_BYTES) as u32;
             let sifs = t.duration("sifs")?.unwrap_or(sifs);
             t.finish()?;
-            Ok(Some(Arq { max_attempts: retries as u8 + 1, ack_bytes, sifs }))
+            Ok(Some(Arq {
+                max_attempts: retries as u8 + 1,
+                ack_bytes,
+                sifs,
+            }))
         }
-        Some(_) => Err(r.error("arq", "expected a retry count or a table { retries, ack_bytes, sifs }")),
+        Some(_) => Err(r.error(
+            "arq",
+            "expected a retry count or a table { retries, ack_bytes, sifs }",
+        )),
     }
 }
