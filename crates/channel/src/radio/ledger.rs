@@ -2,8 +2,9 @@
 //!
 //! Activity (transmissions, receptions) is registered at or before it
 //! starts, in any order and possibly overlapping; the ledger keeps the
-//! pending start and end edges in a binary heap and integrates power over
-//! time in integer nanoseconds as `advance` moves forward. Time in every
+//! pending activity as two sets of disjoint intervals (transmit, receive)
+//! and integrates power over time in integer nanoseconds as `advance` moves
+//! forward. Time in every
 //! state is counted in whole nanoseconds and only converted to joules in a
 //! report, so no rounding accumulates and splitting an advance into many
 //! small ones changes nothing.
@@ -13,19 +14,9 @@
 //! the gap's full length; a report closes the open gap provisionally at the
 //! last advance.
 
+use super::activity::ActivitySet;
 use super::{EnergyReport, RadioPolicy, RadioProfile, StateEnergy};
 use joulenet_proto::{Duration, RadioMode, Time};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
-/// A start or end of registered activity.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Edge {
-    TxStart,
-    TxEnd,
-    RxStart,
-    RxEnd,
-}
 
 /// What the radio is doing over a stretch of time with no edge inside it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -67,9 +58,8 @@ pub struct RadioLedger {
     mode: RadioMode,
     /// A wake-up transition runs until this instant (none if <= cursor).
     transition_end: Time,
-    edges: BinaryHeap<Reverse<(Time, Edge)>>,
-    tx_active: u32,
-    rx_active: u32,
+    tx: ActivitySet,
+    rx: ActivitySet,
     /// Start of the idle gap in progress, if the radio is idling.
     gap_start: Option<Time>,
     tally: Tally,
@@ -86,9 +76,8 @@ impl RadioLedger {
             cursor: Time::ZERO,
             mode: RadioMode::Awake,
             transition_end: Time::ZERO,
-            edges: BinaryHeap::new(),
-            tx_active: 0,
-            rx_active: 0,
+            tx: ActivitySet::default(),
+            rx: ActivitySet::default(),
             gap_start: None,
             tally: Tally::default(),
         }
@@ -105,26 +94,23 @@ impl RadioLedger {
     /// Registers a transmission over [start, end). `start` must not be
     /// before the last advance (checked in debug builds; clamped otherwise).
     pub fn add_tx(&mut self, start: Time, end: Time) {
-        self.add_activity(start, end, Edge::TxStart, Edge::TxEnd);
+        let start = self.clamp_start(start);
+        self.tx.insert(start, end);
     }
 
     /// Registers a reception over [start, end), like [`RadioLedger::add_tx`].
     pub fn add_rx(&mut self, start: Time, end: Time) {
-        self.add_activity(start, end, Edge::RxStart, Edge::RxEnd);
+        let start = self.clamp_start(start);
+        self.rx.insert(start, end);
     }
 
-    fn add_activity(&mut self, start: Time, end: Time, rise: Edge, fall: Edge) {
+    fn clamp_start(&self, start: Time) -> Time {
         debug_assert!(
             start >= self.cursor,
             "activity registered at {start}, after the ledger advanced to {}",
             self.cursor
         );
-        let start = start.max(self.cursor);
-        if end <= start {
-            return;
-        }
-        self.edges.push(Reverse((start, rise)));
-        self.edges.push(Reverse((end, fall)));
+        start.max(self.cursor)
     }
 
     /// Integrates power up to `now`; an earlier `now` is ignored.
@@ -189,36 +175,22 @@ impl RadioLedger {
     }
 
     fn next_boundary(&self) -> Option<Time> {
-        let edge = self.edges.peek().map(|Reverse((t, _))| *t);
         let transition = (self.transition_end > self.cursor).then_some(self.transition_end);
-        match (edge, transition) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.tx.next_edge(self.cursor), self.rx.next_edge(self.cursor), transition].into_iter().flatten().min()
     }
 
     fn apply_edges_until(&mut self, t: Time) {
-        while let Some(&Reverse((at, edge))) = self.edges.peek() {
-            if at > t {
-                break;
-            }
-            self.edges.pop();
-            match edge {
-                Edge::TxStart => self.tx_active += 1,
-                Edge::TxEnd => self.tx_active = self.tx_active.saturating_sub(1),
-                Edge::RxStart => self.rx_active += 1,
-                Edge::RxEnd => self.rx_active = self.rx_active.saturating_sub(1),
-            }
-        }
+        self.tx.forget_ended(t);
+        self.rx.forget_ended(t);
     }
 
     /// What the radio does from the cursor until the next boundary.
     /// Activity dominates every mode: if it happens while asleep, it is
     /// charged as activity.
     fn condition(&self) -> Condition {
-        if self.tx_active > 0 {
+        if self.tx.active_at(self.cursor) {
             Condition::Tx
-        } else if self.rx_active > 0 {
+        } else if self.rx.active_at(self.cursor) {
             Condition::Rx
         } else {
             match self.mode {

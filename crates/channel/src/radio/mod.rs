@@ -2,6 +2,7 @@
 //! idle time is charged ([`RadioPolicy`]), and the exact integration of one
 //! radio's power over time ([`RadioLedger`], reporting an [`EnergyReport`]).
 
+mod activity;
 mod ledger;
 mod policy;
 mod profile;
