@@ -349,7 +349,10 @@ impl TcpAgent {
     /// RFC 6582 §4 (and RFC 6675 §5's equivalent): no new fast retransmit
     /// for dupacks of data sent before the previous recovery or timeout.
     fn may_fast_retransmit(&self) -> bool {
-        self.recover.map_or(true, |r| self.snd_una >= r)
+        match self.recover {
+            None => true,
+            Some(r) => self.snd_una >= r,
+        }
     }
 
     fn enter_recovery(&mut self, net: &mut dyn Net) {
