@@ -261,6 +261,11 @@ impl Pair {
     /// Hands raw bytes to endpoint `to` as if they came from its peer.
     pub fn inject(&mut self, to: usize, bytes: &[u8]) {
         let from = self.hosts[1 - to].addr;
+        self.inject_from(to, from, bytes);
+    }
+
+    /// Hands raw bytes to endpoint `to` as if they came from `from`.
+    pub fn inject_from(&mut self, to: usize, from: Addr, bytes: &[u8]) {
         self.hosts[to].now = self.now;
         self.agents[to].on_packet(&mut self.hosts[to], from, bytes);
         self.flush(to);
