@@ -19,7 +19,10 @@ fn segment(src_port: u16, dst_port: u16, flags: TcpFlags, ack: Option<u32>) -> V
         ack,
         flags,
         window: 1000,
-        options: TcpOptions { mss: Some(1000), ..TcpOptions::default() },
+        options: TcpOptions {
+            mss: Some(1000),
+            ..TcpOptions::default()
+        },
         payload: b"stranger",
     };
     let mut buf = Vec::new();
@@ -53,14 +56,20 @@ fn strangers_and_wrong_ports_are_dropped() {
     let mut p = Pair::one_way(TcpConfig::new(TcpVariant::NewReno), 100_000);
     p.start();
     p.run_until(Time::from_millis(40));
-    let syn = TcpFlags { syn: true, ..TcpFlags::default() };
+    let syn = TcpFlags {
+        syn: true,
+        ..TcpFlags::default()
+    };
     // A second client tries to connect to the busy server.
     p.inject_from(SERVER, Addr::new(7, 1000), &segment(1000, 80, syn, None));
     // The right peer, the wrong ports.
     p.inject(SERVER, &segment(1000, 81, TcpFlags::default(), Some(1)));
     p.inject(SERVER, &segment(999, 80, TcpFlags::default(), Some(1)));
     // A blind reset far outside the window.
-    let rst = TcpFlags { rst: true, ..TcpFlags::default() };
+    let rst = TcpFlags {
+        rst: true,
+        ..TcpFlags::default()
+    };
     p.inject(CLIENT, &segment(80, 1000, rst, None));
     assert_eq!(p.agents[SERVER].stats().unexpected_dropped, 3);
     assert_eq!(p.agents[CLIENT].stats().unexpected_dropped, 1);
@@ -117,12 +126,13 @@ fn timestamps_negotiate_and_give_rtt_samples() {
 fn peer_without_sack_makes_sack_variants_fall_back() {
     let mut server = TcpConfig::new(TcpVariant::NewReno);
     server.sack = false;
-    let mut p = Pair::new(TcpConfig::new(TcpVariant::Sack), server, 100_000, 0).script(|pk| {
-        match (pk.dir, pk.data_index) {
-            (CLIENT, Some(30 | 32)) => Fate::Drop,
-            _ => Fate::Deliver,
-        }
-    });
+    let mut p =
+        Pair::new(TcpConfig::new(TcpVariant::Sack), server, 100_000, 0).script(|pk| {
+            match (pk.dir, pk.data_index) {
+                (CLIENT, Some(30 | 32)) => Fate::Drop,
+                _ => Fate::Deliver,
+            }
+        });
     p.start();
     assert!(p.run_until_closed(LIMIT));
     p.assert_complete();

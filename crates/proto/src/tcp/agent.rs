@@ -387,6 +387,39 @@ impl TcpAgent {
         }
     }
 
+    /// After our connection ended, the former peer may still be resending
+    /// (its FIN, when our last ACK was lost and TIME_WAIT has passed): a
+    /// reset tells it we are gone (RFC 9293 §3.10.7.1).
+    fn answer_with_reset(&mut self, net: &mut dyn Net, from: Addr, seg: &TcpRepr<'_>) {
+        let ours = self.peer == Some(from) && seg.src_port == self.peer_port;
+        if seg.flags.rst || !ours || !self.closed_reported {
+            return;
+        }
+        let flags = TcpFlags {
+            rst: true,
+            ..TcpFlags::default()
+        };
+        let options = TcpOptions::default();
+        match seg.ack {
+            Some(ack) => {
+                let seq = self.iss.unwrap(ack, self.snd_max);
+                self.emit(net, seq, flags, None, options, None, SendKind::First);
+            }
+            None => {
+                let ack = self.irs.unwrap(seg.seq, self.rcv_nxt) + seg.segment_len() as u64;
+                self.emit(
+                    net,
+                    self.snd_max,
+                    flags,
+                    Some(ack),
+                    options,
+                    None,
+                    SendKind::First,
+                );
+            }
+        }
+    }
+
     // ---- timers ----
 
     /// Starts the retransmission timer unless it is running (RFC 6298 §5.1).
@@ -568,6 +601,7 @@ impl Agent for TcpAgent {
             TcpState::Listen => return self.on_listen(net, from, &seg),
             TcpState::Closed => {
                 self.stats.unexpected_dropped += 1;
+                self.answer_with_reset(net, from, &seg);
                 return;
             }
             _ => {}

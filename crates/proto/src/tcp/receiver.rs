@@ -10,10 +10,16 @@ impl TcpAgent {
     /// A segment in SYN_RECEIVED or a later state, from our peer.
     pub(crate) fn on_segment(&mut self, net: &mut dyn Net, seg: &TcpRepr<'_>) {
         if seg.flags.rst {
-            if self.rst_acceptable(seg) {
-                self.abort(net);
-            } else {
+            if !self.rst_acceptable(seg) {
                 self.stats.unexpected_dropped += 1;
+            } else if matches!(
+                self.state,
+                TcpState::Closing | TcpState::LastAck | TcpState::TimeWait
+            ) {
+                // Both streams are complete; the peer only forgot our FIN's ACK.
+                self.enter_closed(net);
+            } else {
+                self.abort(net);
             }
             return;
         }
