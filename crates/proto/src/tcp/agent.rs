@@ -443,14 +443,16 @@ impl TcpAgent {
     fn on_rto(&mut self, net: &mut dyn Net) {
         self.rto_deadline = None;
         match self.state {
-            TcpState::SynSent | TcpState::SynReceived => {
-                if self.count_timeout(net) {
-                    self.syn_retransmitted = true;
-                    self.send_syn(net);
-                }
-            }
+            TcpState::SynSent | TcpState::SynReceived => self.on_syn_timeout(net),
             s if s.sends_data() && self.snd_max > self.snd_una => self.on_data_timeout(net),
             _ => {}
+        }
+    }
+
+    fn on_syn_timeout(&mut self, net: &mut dyn Net) {
+        if self.count_timeout(net) {
+            self.syn_retransmitted = true;
+            self.send_syn(net);
         }
     }
 
@@ -619,17 +621,11 @@ impl Agent for TcpAgent {
     fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
         match timer {
             timer::RTO => self.on_rto(net),
-            timer::DELAYED_ACK => {
-                if self.unacked_segments > 0 && self.state.synchronized() {
-                    self.send_ack(net);
-                }
+            timer::DELAYED_ACK if self.unacked_segments > 0 && self.state.synchronized() => {
+                self.send_ack(net);
             }
             timer::PERSIST => self.on_persist(net),
-            timer::TIME_WAIT => {
-                if self.state == TcpState::TimeWait {
-                    self.enter_closed(net);
-                }
-            }
+            timer::TIME_WAIT if self.state == TcpState::TimeWait => self.enter_closed(net),
             _ => {}
         }
     }

@@ -184,13 +184,15 @@ impl Default for Link {
 
 pub type Script = Box<dyn FnMut(&PacketInfo) -> Fate>;
 
+/// A packet on the wire: (arrival, tie-breaking sequence, receiver, bytes).
+type InFlight = (Time, u64, usize, Vec<u8>);
+
 pub struct Pair {
     pub now: Time,
     pub agents: [TcpAgent; 2],
     pub hosts: [Host; 2],
     pub link: Link,
-    /// Packets on the wire: (arrival, sequence, receiver, bytes).
-    wire: BinaryHeap<Reverse<(Time, u64, usize, Vec<u8>)>>,
+    wire: BinaryHeap<Reverse<InFlight>>,
     next_seq: u64,
     busy_until: [Time; 2],
     departures: [Vec<Time>; 2],
@@ -209,7 +211,7 @@ impl Pair {
             addr,
             now: Time::ZERO,
             timers: [Time::NEVER; MAX_TIMERS],
-            rng: Pcg32::new(seed, 0xa02b_dbf7_bb3c_0a7),
+            rng: Pcg32::new(seed, 0x0a02_bdbf_7bb3_c0a7),
             outbox: Vec::new(),
             app: App {
                 total,
@@ -275,7 +277,7 @@ impl Pair {
         let mut best: Option<(Time, usize, u8)> = None;
         for (i, h) in self.hosts.iter().enumerate() {
             for (t, &at) in h.timers.iter().enumerate() {
-                if !at.is_never() && best.map_or(true, |b| at < b.0) {
+                if !at.is_never() && !matches!(best, Some(b) if b.0 <= at) {
                     best = Some((at, i, t as u8));
                 }
             }
@@ -403,7 +405,7 @@ impl Pair {
     /// Runs until both agents are closed (true) or `limit` passes.
     pub fn run_until_closed(&mut self, limit: Time) -> bool {
         while !self.both_closed() {
-            if self.peek_time().map_or(true, |t| t > limit) || !self.step() {
+            if !matches!(self.peek_time(), Some(t) if t <= limit) || !self.step() {
                 return false;
             }
         }
@@ -417,7 +419,7 @@ impl Pair {
     /// Runs until `cond` holds after some event, or `limit` passes.
     pub fn run_while(&mut self, limit: Time, mut cond: impl FnMut(&Pair) -> bool) -> bool {
         while cond(self) {
-            if self.peek_time().map_or(true, |t| t > limit) || !self.step() {
+            if !matches!(self.peek_time(), Some(t) if t <= limit) || !self.step() {
                 return false;
             }
         }
