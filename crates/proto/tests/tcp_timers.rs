@@ -6,6 +6,7 @@ mod common;
 use common::pair::{Fate, Pair, CLIENT, SERVER};
 use joulenet_proto::tcp::{DelayedAck, TcpConfig, TcpState, TcpVariant};
 use joulenet_proto::{Agent, Duration, Time};
+use joulenet_wire::tcp::TcpRepr;
 
 const LIMIT: Time = Time::from_secs(60);
 
@@ -233,4 +234,61 @@ fn lost_last_ack_is_answered_from_time_wait() {
     // TIME_WAIT ends after 2·MSL.
     p.run_until(p.now + Duration::from_secs(3));
     assert_eq!(p.agents[CLIENT].state(), TcpState::Closed);
+}
+
+#[test]
+fn zero_window_is_probed_until_it_opens() {
+    let mut p = Pair::one_way(TcpConfig::new(TcpVariant::NewReno), 5_000);
+    p.hosts[CLIENT].app.finish = false;
+    p.hosts[SERVER].app.finish = false;
+    p.start();
+    p.run_until(Time::from_millis(500));
+    assert_eq!(p.agents[CLIENT].flight(), 0);
+    // The server "closes" its window with a forged window update.
+    let last = *p.sent_by(SERVER).last().unwrap();
+    let repr = TcpRepr {
+        src_port: 80,
+        dst_port: 1000,
+        seq: last.seq,
+        ack: last.ack,
+        flags: Default::default(),
+        window: 0,
+        options: Default::default(),
+        payload: &[],
+    };
+    let mut zero = Vec::new();
+    repr.emit_to_vec(&mut zero);
+    p.inject(CLIENT, &zero);
+    assert_eq!(p.agents[CLIENT].gauge("rwnd"), Some(0.0));
+    let before = p.log.len();
+    p.hosts[CLIENT].app.total += 20_000;
+    p.hosts[SERVER].app.finish = true;
+    p.hosts[CLIENT].app.finish = true;
+    p.hosts[SERVER].app.expect += 20_000;
+    p.app_ready(CLIENT);
+    assert_eq!(
+        p.log.len(),
+        before,
+        "nothing may be sent into a zero window"
+    );
+    p.run_until(Time::from_secs(2));
+    let probe = p.log[before].0;
+    assert_eq!(
+        (probe.dir, probe.payload_len),
+        (CLIENT, 0),
+        "a window probe comes first"
+    );
+    assert_eq!(
+        probe.time,
+        Time::from_millis(1500),
+        "one RTO after the stall"
+    );
+    assert_eq!(
+        p.agents[CLIENT].stats().timeouts,
+        0,
+        "probing is not a timeout"
+    );
+    p.app_ready(SERVER); // the server may close its own direction now
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
 }

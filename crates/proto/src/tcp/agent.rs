@@ -119,6 +119,7 @@ pub struct TcpAgent {
     pub(crate) consecutive_rtos: u32,
     pub(crate) rto_deadline: Option<Time>,
     pub(crate) persist_backoff: u32,
+    pub(crate) persist_armed: bool,
     pub(crate) syn_sent_at: Time,
     pub(crate) syn_retransmitted: bool,
 
@@ -184,6 +185,7 @@ impl TcpAgent {
             consecutive_rtos: 0,
             rto_deadline: None,
             persist_backoff: 0,
+            persist_armed: false,
             syn_sent_at: Time::ZERO,
             syn_retransmitted: false,
             irs: SeqSpace::default(),

@@ -260,6 +260,13 @@ impl Pair {
         }
     }
 
+    /// Tells endpoint `i` that its application has more to send.
+    pub fn app_ready(&mut self, i: usize) {
+        self.hosts[i].now = self.now;
+        self.agents[i].on_app_ready(&mut self.hosts[i]);
+        self.flush(i);
+    }
+
     /// Hands raw bytes to endpoint `to` as if they came from its peer.
     pub fn inject(&mut self, to: usize, bytes: &[u8]) {
         let from = self.hosts[1 - to].addr;
