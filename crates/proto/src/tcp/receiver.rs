@@ -97,7 +97,10 @@ impl TcpAgent {
             self.receive_payload(net, seq, seg.payload);
         }
         if seg.flags.fin {
-            self.peer_fin.get_or_insert(seq + len);
+            // A FIN below what we already have cannot be the real one.
+            if seq + len >= self.rcv_nxt {
+                self.peer_fin.get_or_insert(seq + len);
+            }
             self.ack_now = true;
         }
         self.check_peer_fin(net);
