@@ -57,3 +57,43 @@ fn both_directions_carry_data_at_once() {
         assert_eq!(p.agents[SERVER].stats().payload_bytes, 120_000);
     }
 }
+
+#[test]
+fn window_scale_lets_the_advertised_window_cover_the_buffer() {
+    // The SYN's window is never scaled; the first ACK after it is.
+    let mut p = Pair::one_way(TcpConfig::new(TcpVariant::Cubic), 100_000);
+    p.start();
+    p.run_until(Time::from_millis(25));
+    assert_eq!(p.agents[CLIENT].gauge("rwnd"), Some(65_535.0));
+    p.run_until(Time::from_millis(60));
+    // Our default receive buffer is 1 MiB: shift 5, 32 768 · 32.
+    assert_eq!(p.agents[CLIENT].gauge("rwnd"), Some(1_048_576.0));
+    let mut small = TcpConfig::new(TcpVariant::Cubic);
+    small.recv_buffer = 20_000;
+    let mut p = Pair::new(TcpConfig::new(TcpVariant::Cubic), small, 100_000, 0);
+    p.start();
+    p.run_until(Time::from_millis(60));
+    assert_eq!(p.agents[CLIENT].gauge("rwnd"), Some(20_000.0));
+    for g in ["cwnd", "ssthresh", "srtt_ms", "rto_ms", "flight"] {
+        assert!(p.agents[CLIENT].gauge(g).is_some(), "{g}");
+    }
+    assert_eq!(p.agents[CLIENT].gauge("nonsense"), None);
+}
+
+#[test]
+fn sack_blocks_are_sent_only_when_negotiated() {
+    for v in TcpVariant::ALL {
+        let mut p = Pair::one_way(TcpConfig::new(v), 100_000).script(|pk| match pk.data_index {
+            Some(12) => Fate::Drop,
+            _ => Fate::Deliver,
+        });
+        p.start();
+        assert!(p.run_until_closed(LIMIT));
+        let sacks = p.sent_by(SERVER).filter(|i| i.sack_blocks > 0).count();
+        assert_eq!(
+            sacks > 0,
+            v.uses_sack(),
+            "{v}: {sacks} ACKs with SACK blocks"
+        );
+    }
+}

@@ -25,6 +25,7 @@
 
 mod agent;
 mod config;
+mod handshake;
 mod reassembly;
 mod receiver;
 mod rtt;
