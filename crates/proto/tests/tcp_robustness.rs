@@ -158,3 +158,31 @@ proptest! {
         p.assert_complete();
     }
 }
+
+#[test]
+fn replayed_old_segment_is_not_delivered_again() {
+    let mut p = Pair::one_way(TcpConfig::new(TcpVariant::Sack), 200_000);
+    p.start();
+    p.run_until(Time::from_millis(200));
+    let first = *p.sent_by(CLIENT).find(|i| i.payload_len > 0).unwrap();
+    let payload: Vec<u8> = (0..first.payload_len as u64)
+        .map(common::pair::byte)
+        .collect();
+    let repr = TcpRepr {
+        src_port: 1000,
+        dst_port: 80,
+        seq: first.seq,
+        ack: first.ack,
+        flags: TcpFlags::default(),
+        window: 1000,
+        options: TcpOptions::default(),
+        payload: &payload,
+    };
+    let mut replay = Vec::new();
+    repr.emit_to_vec(&mut replay);
+    let before = p.agents[SERVER].stats().unexpected_dropped;
+    p.inject(SERVER, &replay);
+    assert_eq!(p.agents[SERVER].stats().unexpected_dropped, before + 1);
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+}
