@@ -119,6 +119,7 @@ pub struct TcpAgent {
     pub(crate) consecutive_rtos: u32,
     pub(crate) rto_deadline: Option<Time>,
     pub(crate) persist_backoff: u32,
+    pub(crate) persist_armed: bool,
     pub(crate) syn_sent_at: Time,
     pub(crate) syn_retransmitted: bool,
 
@@ -184,6 +185,7 @@ impl TcpAgent {
             consecutive_rtos: 0,
             rto_deadline: None,
             persist_backoff: 0,
+            persist_armed: false,
             syn_sent_at: Time::ZERO,
             syn_retransmitted: false,
             irs: SeqSpace::default(),
@@ -231,112 +233,6 @@ impl TcpAgent {
     /// Whether fast recovery is in progress.
     pub fn in_recovery(&self) -> bool {
         self.recovery.is_some()
-    }
-
-    // ---- handshake ----
-
-    fn open(&mut self, net: &mut dyn Net) {
-        self.iss = SeqSpace::new(net.rng().next_u32());
-        self.snd_una = 0;
-        self.snd_max = 1;
-        self.syn_sent_at = net.now();
-        self.send_syn(net);
-    }
-
-    /// Sends our SYN (client) or SYN-ACK (server) with the handshake options.
-    pub(crate) fn send_syn(&mut self, net: &mut dyn Net) {
-        let server = self.state == TcpState::SynReceived;
-        let mut options = TcpOptions {
-            mss: Some(self.cfg.mss),
-            window_scale: Some(self.cfg.window_scale()),
-            sack_permitted: self.cfg.sack && (!server || self.sack_ok),
-            ..TcpOptions::default()
-        };
-        if server && !self.peer_offered_wscale {
-            // RFC 7323 §2.2: a SYN-ACK carries the option only if the SYN did.
-            options.window_scale = None;
-        }
-        if self.cfg.timestamps && (!server || self.ts_ok) {
-            options.timestamps = Some((ms_clock(net.now()), self.ts_recent));
-        }
-        let flags = TcpFlags {
-            syn: true,
-            ..TcpFlags::default()
-        };
-        let ack = server.then_some(self.rcv_nxt);
-        self.emit(net, 0, flags, ack, options, None, SendKind::First);
-        self.arm_rto(net);
-    }
-
-    pub(crate) fn negotiate(&mut self, syn: &TcpRepr<'_>) {
-        let o = &syn.options;
-        self.mss = self.mss.min(o.mss.unwrap_or(536).max(1) as u64);
-        self.sack_ok = self.cfg.sack && o.sack_permitted;
-        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
-        if let Some((val, _)) = o.timestamps {
-            self.ts_recent = val;
-        }
-        self.peer_offered_wscale = o.window_scale.is_some();
-        if let Some(shift) = o.window_scale {
-            self.snd_wscale = shift.min(14);
-            self.rcv_wscale = self.cfg.window_scale();
-        }
-        self.peer_wnd = syn.window as u64; // never scaled in a SYN
-        if self.mss != self.cfg.mss as u64 {
-            self.cc = make_cc(&self.cfg, self.mss);
-        }
-    }
-
-    fn on_listen(&mut self, net: &mut dyn Net, from: Addr, seg: &TcpRepr<'_>) {
-        if !seg.flags.syn || seg.ack.is_some() || seg.flags.rst {
-            self.stats.unexpected_dropped += 1;
-            return;
-        }
-        self.peer = Some(from);
-        self.peer_port = seg.src_port;
-        self.irs = SeqSpace::new(seg.seq);
-        self.rcv_nxt = 1;
-        self.negotiate(seg);
-        self.iss = SeqSpace::new(net.rng().next_u32());
-        self.snd_una = 0;
-        self.snd_max = 1;
-        self.state = TcpState::SynReceived;
-        self.syn_sent_at = net.now();
-        self.send_syn(net);
-    }
-
-    fn on_syn_sent(&mut self, net: &mut dyn Net, seg: &TcpRepr<'_>) {
-        let acks_syn = seg.ack.map(|a| self.iss.unwrap(a, 1)) == Some(1);
-        if seg.flags.rst && acks_syn {
-            self.abort(net);
-            return;
-        }
-        if !seg.flags.syn || !acks_syn || seg.flags.rst {
-            self.stats.unexpected_dropped += 1;
-            return;
-        }
-        self.irs = SeqSpace::new(seg.seq);
-        self.rcv_nxt = 1;
-        self.negotiate(seg);
-        self.syn_acked(net);
-        self.ack_now = true;
-        self.transmit(net);
-        self.flush_ack(net);
-    }
-
-    /// Our SYN was acknowledged: the connection is established.
-    pub(crate) fn syn_acked(&mut self, net: &mut dyn Net) {
-        self.snd_una = 1;
-        self.consecutive_rtos = 0;
-        if !self.syn_retransmitted {
-            self.rtt_sample(net.now().saturating_since(self.syn_sent_at));
-        }
-        self.disarm_rto(net);
-        self.state = TcpState::Established;
-        if !self.established_reported {
-            self.established_reported = true;
-            net.event(TransportEvent::Established);
-        }
     }
 
     pub(crate) fn rtt_sample(&mut self, rtt: crate::time::Duration) {
@@ -387,6 +283,39 @@ impl TcpAgent {
         }
     }
 
+    /// After our connection ended, the former peer may still be resending
+    /// (its FIN, when our last ACK was lost and TIME_WAIT has passed): a
+    /// reset tells it we are gone (RFC 9293 §3.10.7.1).
+    fn answer_with_reset(&mut self, net: &mut dyn Net, from: Addr, seg: &TcpRepr<'_>) {
+        let ours = self.peer == Some(from) && seg.src_port == self.peer_port;
+        if seg.flags.rst || !ours || !self.closed_reported {
+            return;
+        }
+        let flags = TcpFlags {
+            rst: true,
+            ..TcpFlags::default()
+        };
+        let options = TcpOptions::default();
+        match seg.ack {
+            Some(ack) => {
+                let seq = self.iss.unwrap(ack, self.snd_max);
+                self.emit(net, seq, flags, None, options, None, SendKind::First);
+            }
+            None => {
+                let ack = self.irs.unwrap(seg.seq, self.rcv_nxt) + seg.segment_len() as u64;
+                self.emit(
+                    net,
+                    self.snd_max,
+                    flags,
+                    Some(ack),
+                    options,
+                    None,
+                    SendKind::First,
+                );
+            }
+        }
+    }
+
     // ---- timers ----
 
     /// Starts the retransmission timer unless it is running (RFC 6298 §5.1).
@@ -410,14 +339,16 @@ impl TcpAgent {
     fn on_rto(&mut self, net: &mut dyn Net) {
         self.rto_deadline = None;
         match self.state {
-            TcpState::SynSent | TcpState::SynReceived => {
-                if self.count_timeout(net) {
-                    self.syn_retransmitted = true;
-                    self.send_syn(net);
-                }
-            }
+            TcpState::SynSent | TcpState::SynReceived => self.on_syn_timeout(net),
             s if s.sends_data() && self.snd_max > self.snd_una => self.on_data_timeout(net),
             _ => {}
+        }
+    }
+
+    fn on_syn_timeout(&mut self, net: &mut dyn Net) {
+        if self.count_timeout(net) {
+            self.syn_retransmitted = true;
+            self.send_syn(net);
         }
     }
 
@@ -527,7 +458,7 @@ pub(crate) fn ms_clock(now: Time) -> u32 {
     (now.as_nanos() / 1_000_000) as u32
 }
 
-fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
+pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
     let iw = (cfg.initial_window.max(1) as u64).saturating_mul(mss);
     match cfg.variant {
         TcpVariant::Cubic => Box::new(Cubic::new(mss, iw, cfg.initial_ssthresh)),
@@ -568,6 +499,7 @@ impl Agent for TcpAgent {
             TcpState::Listen => return self.on_listen(net, from, &seg),
             TcpState::Closed => {
                 self.stats.unexpected_dropped += 1;
+                self.answer_with_reset(net, from, &seg);
                 return;
             }
             _ => {}
@@ -585,17 +517,11 @@ impl Agent for TcpAgent {
     fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
         match timer {
             timer::RTO => self.on_rto(net),
-            timer::DELAYED_ACK => {
-                if self.unacked_segments > 0 && self.state.synchronized() {
-                    self.send_ack(net);
-                }
+            timer::DELAYED_ACK if self.unacked_segments > 0 && self.state.synchronized() => {
+                self.send_ack(net);
             }
             timer::PERSIST => self.on_persist(net),
-            timer::TIME_WAIT => {
-                if self.state == TcpState::TimeWait {
-                    self.enter_closed(net);
-                }
-            }
+            timer::TIME_WAIT if self.state == TcpState::TimeWait => self.enter_closed(net),
             _ => {}
         }
     }

@@ -10,9 +10,22 @@
 //! | `newreno` | RFC 6582 partial-ACK recovery          | NewReno |
 //! | `sack`    | RFC 6675 scoreboard and pipe           | NewReno |
 //! | `cubic`   | RFC 6675 scoreboard and pipe           | CUBIC   |
+//!
+//! Using it from a driver: build a [`TcpConfig`] (`TcpConfig::new(variant)`
+//! gives the defaults for that variant), then `TcpAgent::client(cfg, peer)`
+//! on the sending host and `TcpAgent::server(cfg)` on the other. Both ends
+//! send what their application gives (`Net::app_read`) and deliver what they
+//! receive, so either direction, or both, may carry data. The agent uses
+//! timers 0–3 (RTO, delayed ACK, persist, TIME_WAIT), sends every segment
+//! with `TxOpts::ipv4(6)` and leaves the TCP checksum 0. Gauges: `cwnd`,
+//! `ssthresh`, `rwnd`, `flight` (bytes), `srtt_ms`, `rto_ms`.
+//!
+//! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
+//! never wrap; only the wire sees 32-bit values.
 
 mod agent;
 mod config;
+mod handshake;
 mod reassembly;
 mod receiver;
 mod rtt;

@@ -10,10 +10,16 @@ impl TcpAgent {
     /// A segment in SYN_RECEIVED or a later state, from our peer.
     pub(crate) fn on_segment(&mut self, net: &mut dyn Net, seg: &TcpRepr<'_>) {
         if seg.flags.rst {
-            if self.rst_acceptable(seg) {
-                self.abort(net);
-            } else {
+            if !self.rst_acceptable(seg) {
                 self.stats.unexpected_dropped += 1;
+            } else if matches!(
+                self.state,
+                TcpState::Closing | TcpState::LastAck | TcpState::TimeWait
+            ) {
+                // Both streams are complete; the peer only forgot our FIN's ACK.
+                self.enter_closed(net);
+            } else {
+                self.abort(net);
             }
             return;
         }
@@ -91,7 +97,10 @@ impl TcpAgent {
             self.receive_payload(net, seq, seg.payload);
         }
         if seg.flags.fin {
-            self.peer_fin.get_or_insert(seq + len);
+            // A FIN below what we already have cannot be the real one.
+            if seq + len >= self.rcv_nxt {
+                self.peer_fin.get_or_insert(seq + len);
+            }
             self.ack_now = true;
         }
         self.check_peer_fin(net);

@@ -349,7 +349,10 @@ impl TcpAgent {
     /// RFC 6582 §4 (and RFC 6675 §5's equivalent): no new fast retransmit
     /// for dupacks of data sent before the previous recovery or timeout.
     fn may_fast_retransmit(&self) -> bool {
-        self.recover.map_or(true, |r| self.snd_una >= r)
+        match self.recover {
+            None => true,
+            Some(r) => self.snd_una >= r,
+        }
     }
 
     fn enter_recovery(&mut self, net: &mut dyn Net) {
@@ -432,22 +435,30 @@ impl TcpAgent {
             && self.snd_una + self.peer_wnd <= self.snd_max
     }
 
+    /// Arms the persist timer when the window stalls (once: later calls
+    /// must not push the probe further away), disarms it when it opens.
     fn update_persist(&mut self, net: &mut dyn Net) {
-        if self.window_stalled() {
+        if !self.window_stalled() {
+            if self.persist_armed {
+                self.persist_armed = false;
+                net.cancel_timer(timer::PERSIST);
+            }
+            return;
+        }
+        if !self.persist_armed {
             let backoff = self
                 .rtt
                 .rto()
                 .saturating_mul(1 << self.persist_backoff.min(16));
-            let at = net.now() + backoff.min(self.cfg.max_rto);
-            net.set_timer(timer::PERSIST, at);
-        } else {
-            net.cancel_timer(timer::PERSIST);
+            net.set_timer(timer::PERSIST, net.now() + backoff.min(self.cfg.max_rto));
+            self.persist_armed = true;
         }
     }
 
     /// Zero-window probe: an empty segment below snd_una, which the peer
     /// must answer with an ACK carrying its current window.
     pub(crate) fn on_persist(&mut self, net: &mut dyn Net) {
+        self.persist_armed = false;
         if !self.window_stalled() || !self.state.sends_data() {
             return;
         }
