@@ -207,7 +207,10 @@ mod tests {
     #[test]
     fn transmission_time_rounds_up_so_rate_is_never_exceeded() {
         // 1500 bytes at 10 Mbit/s = 1.2 ms exactly.
-        assert_eq!(Duration::transmission(12_000, 10_000_000), Duration::from_micros(1200));
+        assert_eq!(
+            Duration::transmission(12_000, 10_000_000),
+            Duration::from_micros(1200)
+        );
         // 1 bit at 3 bit/s = 333,333,333.33 ns -> 333,333,334 ns.
         assert_eq!(Duration::transmission(1, 3).0, 333_333_334);
         assert_eq!(Duration::transmission(1, 0), Duration::MAX);

@@ -1,7 +1,7 @@
 //! The simulator's world apart from the agents: clock, event queue, links,
 //! radios, nodes and routes. Agents reach it only through [`crate::ctx::Ctx`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use joulenet_channel::battery::Battery;
 use joulenet_channel::loss::FrameInfo;
@@ -51,7 +51,9 @@ pub struct Core {
     /// `next_link[node][dst]`: the outgoing link direction toward `dst`.
     pub next_link: Vec<Vec<Option<LinkIndex>>>,
     pub hop_count: Vec<Vec<u32>>,
-    pub ports: HashMap<Addr, AgentIndex>,
+    /// Agents bound on each node: (port, agent). A node has few agents, so
+    /// a scan beats hashing on the per-packet path.
+    pub ports: Vec<Vec<(u16, AgentIndex)>>,
     pub flows: Vec<FlowObserver>,
     pub loopback: VecDeque<Frame>,
     pool: Vec<Vec<u8>>,
@@ -77,7 +79,7 @@ impl Core {
             nodes,
             next_link: vec![vec![None; n]; n],
             hop_count: vec![vec![u32::MAX; n]; n],
-            ports: HashMap::new(),
+            ports: vec![Vec::new(); n],
             flows: Vec::new(),
             loopback: VecDeque::new(),
             pool: Vec::new(),
@@ -109,6 +111,19 @@ impl Core {
             self.next_link[src] = first;
             self.hop_count[src] = dist;
         }
+    }
+
+    pub fn bind(&mut self, addr: Addr, agent: AgentIndex) {
+        self.ports[addr.node as usize].push((addr.port, agent));
+    }
+
+    /// The agent bound to `addr`, if any.
+    pub fn agent_at(&self, addr: Addr) -> Option<AgentIndex> {
+        self.ports
+            .get(addr.node as usize)?
+            .iter()
+            .find(|(p, _)| *p == addr.port)
+            .map(|&(_, a)| a)
     }
 
     pub fn buffer(&mut self) -> Vec<u8> {

@@ -204,7 +204,7 @@ impl Simulation {
         self.endpoints
             .push(Endpoint::new(index, addr, flow, side, rng, source));
         self.agents.push(agent);
-        core.ports.insert(addr, index);
+        core.bind(addr, index);
         index
     }
 
@@ -286,7 +286,7 @@ impl Simulation {
             self.core.forward(node, frame);
             return;
         }
-        match self.core.ports.get(&frame.dst).copied() {
+        match self.core.agent_at(frame.dst) {
             Some(a) => {
                 let from = frame.src;
                 self.dispatch(a, |agent, ctx| agent.on_packet(ctx, from, &frame.packet));

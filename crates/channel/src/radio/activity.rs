@@ -56,7 +56,9 @@ impl ActivitySet {
 
     /// Active at `t`, given that every interval ending by `t` was forgotten.
     pub(crate) fn active_at(&self, t: Time) -> bool {
-        self.intervals.front().is_some_and(|&(start, end)| start <= t && t < end)
+        self.intervals
+            .front()
+            .is_some_and(|&(start, end)| start <= t && t < end)
     }
 
     #[cfg(test)]
@@ -80,7 +82,10 @@ mod tests {
     #[test]
     fn overlapping_and_touching_intervals_merge() {
         let s = set(&[(10, 20), (15, 30), (30, 40), (50, 60)]);
-        assert_eq!(s.intervals, VecDeque::from([(Time(10), Time(40)), (Time(50), Time(60))]));
+        assert_eq!(
+            s.intervals,
+            VecDeque::from([(Time(10), Time(40)), (Time(50), Time(60))])
+        );
     }
 
     #[test]

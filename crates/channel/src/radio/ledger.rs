@@ -176,7 +176,14 @@ impl RadioLedger {
 
     fn next_boundary(&self) -> Option<Time> {
         let transition = (self.transition_end > self.cursor).then_some(self.transition_end);
-        [self.tx.next_edge(self.cursor), self.rx.next_edge(self.cursor), transition].into_iter().flatten().min()
+        [
+            self.tx.next_edge(self.cursor),
+            self.rx.next_edge(self.cursor),
+            transition,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn apply_edges_until(&mut self, t: Time) {
