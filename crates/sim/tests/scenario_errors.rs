@@ -132,6 +132,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "no path",
     ),
     (
+        "explicit topology with an absurd node count",
+        "[topology]\nkind = \"explicit\"\nnodes = 1000000000000\n[[topology.links]]\na = 0\nb = 1",
+        "topology.nodes",
+        "at most",
+    ),
+    (
         "backlogged flow that never stops",
         "[flow]\napp = \"backlogged\"",
         "flows[0].stop",
