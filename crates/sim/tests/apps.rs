@@ -25,7 +25,10 @@ stop = "10s"
     let f = &r.flows[0];
     let expected = 200_000.0 * 10.0 / 8.0;
     let got = f.bytes_delivered as f64;
-    assert!((got - expected).abs() <= 500.0, "delivered {got} B, expected {expected} B");
+    assert!(
+        (got - expected).abs() <= 500.0,
+        "delivered {got} B, expected {expected} B"
+    );
     assert_eq!(f.data_packets, 500, "one message per 20 ms for 10 s");
     assert_eq!(f.corrupt_deliveries, 0);
 }
@@ -49,7 +52,10 @@ stop = "50s"
     let n = f.bytes_delivered as f64 / message;
     let mean = duration_s / interval_s;
     let tol = 5.0 * mean.sqrt();
-    assert!((n - mean).abs() <= tol, "{n} messages, expected {mean} +- {tol}");
+    assert!(
+        (n - mean).abs() <= tol,
+        "{n} messages, expected {mean} +- {tol}"
+    );
     assert_eq!(f.data_packets as f64, n, "lossless: every message arrives");
 }
 
@@ -82,11 +88,14 @@ shape = 2.5
     // Var of a Pareto with mean m and shape a: m^2 / (a (a - 2)).
     let k = 1.0 / (shape * (shape - 2.0));
     let cycles = duration / (on + off);
-    let var =
-        ((1.0 - ratio).powi(2) * k * on * on + ratio.powi(2) * k * off * off) / (cycles * (on + off).powi(2));
+    let var = ((1.0 - ratio).powi(2) * k * on * on + ratio.powi(2) * k * off * off)
+        / (cycles * (on + off).powi(2));
     let rel_tol = 5.0 * var.sqrt() / ratio + 0.004 / on;
     let got = f.bytes_delivered as f64;
-    println!("pareto: {:.4} of expected, tolerance {rel_tol:.4}", got / expected);
+    println!(
+        "pareto: {:.4} of expected, tolerance {rel_tol:.4}",
+        got / expected
+    );
     assert!(
         (got / expected - 1.0).abs() <= rel_tol,
         "delivered {got} B, expected {expected} B (relative tolerance {rel_tol:.3})"
@@ -110,7 +119,10 @@ pcap = true
     assert!(f.completed);
     assert_eq!(f.start_s, 2.0);
     let completion = f.completion_time_s.unwrap();
-    assert!(completion < 1.0, "measured from the start, not from 0: {completion}");
+    assert!(
+        completion < 1.0,
+        "measured from the start, not from 0: {completion}"
+    );
     assert!((r.summary.duration_s - 2.0 - f.close_time_s.unwrap()).abs() < 1e-9);
     let mut first = None::<std::time::Duration>;
     for (_, bytes) in r.pcap.unwrap().into_files() {
@@ -141,7 +153,10 @@ app = "backlogged"
 stop = "3s"
 "#);
     let f = &r.flows[0];
-    assert!(!r.summary.stopped_by_limit, "the run ended because the flow closed");
+    assert!(
+        !r.summary.stopped_by_limit,
+        "the run ended because the flow closed"
+    );
     assert!(f.completed, "{f:?}");
     assert!(!f.aborted);
     assert_eq!(f.corrupt_deliveries, 0);
@@ -151,7 +166,10 @@ stop = "3s"
     // at 2 Mbit/s is about a second.
     assert!(closed > stop && closed < stop + 2.5, "closed at {closed} s");
     let delivered = f.bytes_delivered as f64;
-    assert!(delivered <= rate / 8.0 * closed, "{delivered} B exceeds capacity");
+    assert!(
+        delivered <= rate / 8.0 * closed,
+        "{delivered} B exceeds capacity"
+    );
     assert!(
         delivered >= 0.8 * rate / 8.0 * stop,
         "a backlogged flow fills the link while it runs: {delivered} B"

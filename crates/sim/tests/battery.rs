@@ -54,7 +54,10 @@ fn a_small_battery_dies_near_its_idle_lifetime() {
     let busy = dead.tx_s + dead.rx_s;
     let analytic = CAPACITY_J / IDLE_W;
     let shortfall = ((TX_W - IDLE_W) * dead.tx_s + (RX_W - IDLE_W) * dead.rx_s) / IDLE_W;
-    assert!(busy > 0.0 && busy < 0.05 * died, "mostly idle: busy {busy} s");
+    assert!(
+        busy > 0.0 && busy < 0.05 * died,
+        "mostly idle: busy {busy} s"
+    );
     assert!(
         (analytic - shortfall - died).abs() < 1e-6,
         "died at {died} s; idle lifetime {analytic} s less busy excess {shortfall} s"
@@ -77,8 +80,14 @@ fn a_small_battery_dies_near_its_idle_lifetime() {
         "died at {died:.6} s (analytic {analytic:.6} s); energy {:.9} J, overshoot {overshoot:.3e} J",
         dead.energy_j
     );
-    assert!(overshoot >= -TX_W * 1e-9 * 2.0, "died early: {overshoot} J left");
-    assert!(overshoot <= 2.0 * TX_W * max_frame_s, "overshoot {overshoot} J");
+    assert!(
+        overshoot >= -TX_W * 1e-9 * 2.0,
+        "died early: {overshoot} J left"
+    );
+    assert!(
+        overshoot <= 2.0 * TX_W * max_frame_s,
+        "overshoot {overshoot} J"
+    );
 
     // The run survived and went on past the death; the flow did not finish.
     assert!(r.summary.duration_s > died);
@@ -89,8 +98,16 @@ fn a_small_battery_dies_near_its_idle_lifetime() {
     // Nothing was delivered after death: at most the messages generated
     // while the receiver lived.
     let generated_while_alive = ((died / 0.1).floor() as u64 + 1) * 100;
-    assert!(f.bytes_delivered <= generated_while_alive, "{}", f.bytes_delivered);
-    assert!(f.bytes_delivered >= generated_while_alive - 300, "{}", f.bytes_delivered);
+    assert!(
+        f.bytes_delivered <= generated_while_alive,
+        "{}",
+        f.bytes_delivered
+    );
+    assert!(
+        f.bytes_delivered >= generated_while_alive - 300,
+        "{}",
+        f.bytes_delivered
+    );
     // Frames sent after death were not received.
     let to_dead = r.links.iter().find(|l| l.to == 1).unwrap();
     assert!(

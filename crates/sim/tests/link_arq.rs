@@ -95,7 +95,10 @@ fn attempts_acks_and_airtime_follow_the_retry_limit() {
             (per_frame - mean).abs() <= 5.0 * sd,
             "arq = {retries}: {per_frame} attempts per frame, expected {mean}"
         );
-        assert_eq!(rev.attempts, 0, "UDP sends nothing back; ACKs are not attempts");
+        assert_eq!(
+            rev.attempts, 0,
+            "UDP sends nothing back; ACKs are not attempts"
+        );
         if retries == 0 {
             assert_eq!(fwd.link_acks, 0, "no ARQ, no link ACKs");
             assert_eq!(fwd.attempts, o.sent, "one attempt per frame without ARQ");
@@ -118,14 +121,32 @@ fn attempts_acks_and_airtime_follow_the_retry_limit() {
             )
         };
         close(sender.tx_s, fwd.attempts as f64 * t_frame, "sender tx time");
-        close(receiver.rx_s, fwd.attempts as f64 * t_frame, "receiver rx time");
-        close(receiver.tx_s, fwd.link_acks as f64 * t_ack, "receiver ACK tx time");
-        close(sender.rx_s, fwd.link_acks as f64 * t_ack, "sender ACK rx time");
+        close(
+            receiver.rx_s,
+            fwd.attempts as f64 * t_frame,
+            "receiver rx time",
+        );
+        close(
+            receiver.tx_s,
+            fwd.link_acks as f64 * t_ack,
+            "receiver ACK tx time",
+        );
+        close(
+            sender.rx_s,
+            fwd.link_acks as f64 * t_ack,
+            "sender ACK rx time",
+        );
         // More attempts, more energy at both ends.
         if let Some((tx_j, rx_j, attempts)) = previous {
             assert!(fwd.attempts > attempts);
-            assert!(sender.tx_j > tx_j, "arq = {retries}: sender tx energy did not grow");
-            assert!(receiver.rx_j > rx_j, "arq = {retries}: receiver rx energy did not grow");
+            assert!(
+                sender.tx_j > tx_j,
+                "arq = {retries}: sender tx energy did not grow"
+            );
+            assert!(
+                receiver.rx_j > rx_j,
+                "arq = {retries}: receiver rx energy did not grow"
+            );
         }
         previous = Some((sender.tx_j, receiver.rx_j, fwd.attempts));
     }
@@ -140,7 +161,10 @@ fn lost_link_acks_cost_retransmissions_but_not_delivery() {
     let fwd = &o.r.links[0];
     let q = P.powi(retries as i32 + 1);
     let lost = (o.sent - o.received) as f64;
-    assert!((lost - o.sent as f64 * q).abs() <= five_sigma(o.sent, q), "{lost}");
+    assert!(
+        (lost - o.sent as f64 * q).abs() <= five_sigma(o.sent, q),
+        "{lost}"
+    );
     assert!(
         fwd.link_acks > fwd.frames_delivered,
         "some ACKs were lost and re-sent: {fwd:?}"

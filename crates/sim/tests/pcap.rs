@@ -52,7 +52,10 @@ fn check_file(name: &str, records: &[Record], protocol: u8) -> usize {
         assert_eq!(rec.data.len(), (rec.orig_len as usize).min(SNAPLEN));
         let ip = Ipv4Packet::new_unchecked(&rec.data[..]);
         assert_eq!(ip.version(), 4, "{name} #{i}");
-        assert!(ip.verify_checksum(), "{name} #{i}: bad IPv4 header checksum");
+        assert!(
+            ip.verify_checksum(),
+            "{name} #{i}: bad IPv4 header checksum"
+        );
         assert_eq!(ip.total_len() as u32, rec.orig_len, "{name} #{i}: length");
         assert_eq!(ip.protocol(), protocol, "{name} #{i}");
         let addrs = (ip.src_addr(), ip.dst_addr());
@@ -92,7 +95,11 @@ fn external_reader_check(file: &std::path::Path, expected: usize) {
         };
         match Command::new(tool).args(&args).arg(file).output() {
             Ok(out) => {
-                assert!(out.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&out.stderr));
+                assert!(
+                    out.status.success(),
+                    "{tool} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
                 let lines = String::from_utf8_lossy(&out.stdout).lines().count();
                 assert_eq!(lines, expected, "{tool} read a different packet count");
                 return;
@@ -125,7 +132,12 @@ pcap = true
     // Node 1 forwards, so it has a capture on each of its two links.
     assert_eq!(
         names,
-        ["node0-link0.pcap", "node1-link0.pcap", "node1-link1.pcap", "node2-link1.pcap"]
+        [
+            "node0-link0.pcap",
+            "node1-link0.pcap",
+            "node1-link1.pcap",
+            "node2-link1.pcap"
+        ]
     );
     let mut total = 0;
     for (name, bytes) in &files {
@@ -133,7 +145,11 @@ pcap = true
     }
     // One record per transmission (no ARQ: one per attempt) and one per
     // frame received.
-    let expected: u64 = r.links.iter().map(|l| l.attempts + l.frames_delivered).sum();
+    let expected: u64 = r
+        .links
+        .iter()
+        .map(|l| l.attempts + l.frames_delivered)
+        .sum();
     assert_eq!(total as u64, expected);
 
     let dir = scratch_dir().join("pcap-chain");

@@ -24,7 +24,11 @@ fn assert_accounting_consistent(r: &RunResult) {
             .map(|l| l.frames_delivered)
             .sum();
         assert_eq!(n.frames_sent, sent, "node {} frames_sent", n.name);
-        assert_eq!(n.frames_received, received, "node {} frames_received", n.name);
+        assert_eq!(
+            n.frames_received, received,
+            "node {} frames_received",
+            n.name
+        );
     }
     for l in &r.links {
         assert!(
@@ -48,7 +52,11 @@ fn assert_forwarded(r: &RunResult, node: u32) {
         .filter(|l| l.from == node)
         .map(|l| l.queue_drops)
         .sum();
-    assert!(n.frames_received > 0, "forwarder {} received nothing", n.name);
+    assert!(
+        n.frames_received > 0,
+        "forwarder {} received nothing",
+        n.name
+    );
     assert!(n.frames_sent > 0, "forwarder {} forwarded nothing", n.name);
     let kept = n.frames_received as i64 - n.frames_sent as i64 - drops as i64;
     assert!(
@@ -61,7 +69,10 @@ fn assert_forwarded(r: &RunResult, node: u32) {
 }
 
 fn assert_fairness_in_range(r: &RunResult) {
-    let j = r.summary.jain_fairness.expect("measured flows have a Jain index");
+    let j = r
+        .summary
+        .jain_fairness
+        .expect("measured flows have a Jain index");
     assert!(j > 0.0 && j <= 1.0 + 1e-12, "Jain index {j}");
 }
 
@@ -109,7 +120,11 @@ bytes = "150kB"
             assert_eq!(r.nodes[n as usize].radios, 2);
         }
         assert_fairness_in_range(&r);
-        assert_eq!(r.summary.jain_fairness, Some(1.0), "one flow is fair to itself");
+        assert_eq!(
+            r.summary.jain_fairness,
+            Some(1.0),
+            "one flow is fair to itself"
+        );
         assert_energy_only_on_radios(&r);
         // Data crosses each of the `hops` links at least once.
         let data_frames = r.flows[0].data_packets;
@@ -152,7 +167,11 @@ bytes = "120kB"
     assert_fairness_in_range(&r);
     assert_energy_only_on_radios(&r);
     for n in 0..=left {
-        assert_eq!(r.nodes[n as usize].radios, 0, "{} is wired only", r.nodes[n as usize].name);
+        assert_eq!(
+            r.nodes[n as usize].radios, 0,
+            "{} is wired only",
+            r.nodes[n as usize].name
+        );
     }
     assert_eq!(r.nodes[right as usize].radios, 3, "one radio per last hop");
     for n in 5..8 {
@@ -164,7 +183,11 @@ bytes = "120kB"
     }
     // Only the bottleneck's own traffic crosses it: its forward direction
     // carried all three flows' data.
-    let bottleneck = r.links.iter().find(|l| l.from == left && l.to == right).unwrap();
+    let bottleneck = r
+        .links
+        .iter()
+        .find(|l| l.from == left && l.to == right)
+        .unwrap();
     let data: u64 = r.flows.iter().map(|f| f.data_packets).sum();
     assert!(bottleneck.frames_delivered >= data);
 }
@@ -220,7 +243,11 @@ bytes = "80kB"
     // a -> e goes a-b-d-e (3 hops), not a-b-c-d-e; c -> a goes c-b-a. So
     // the c-d radio link carries nothing at all, and c's radio toward d
     // only idles.
-    for l in r.links.iter().filter(|l| (l.from, l.to) == (c, d) || (l.from, l.to) == (d, c)) {
+    for l in r
+        .links
+        .iter()
+        .filter(|l| (l.from, l.to) == (c, d) || (l.from, l.to) == (d, c))
+    {
         assert_eq!(l.attempts, 0, "c-d should be off every route: {l:?}");
     }
     for (x, y) in [(a, b), (b, d), (d, e), (c, b), (b, a)] {

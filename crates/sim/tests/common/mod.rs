@@ -52,7 +52,11 @@ pub fn rejection(text: &str) -> ScenarioError {
 /// Every flow delivered exactly what it asked for, uncorrupted.
 pub fn assert_all_delivered(r: &RunResult) {
     for f in &r.flows {
-        assert!(f.completed, "flow {} ({}) incomplete: {f:?}", f.flow, f.label);
+        assert!(
+            f.completed,
+            "flow {} ({}) incomplete: {f:?}",
+            f.flow, f.label
+        );
         assert_eq!(
             Some(f.bytes_delivered),
             f.bytes_requested,
