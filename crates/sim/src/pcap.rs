@@ -45,10 +45,18 @@ impl std::fmt::Debug for Capture {
     }
 }
 
+/// The snap length declared in the file header. Records are still cut at
+/// [`SNAPLEN`]; the header declares the largest IPv4 packet because readers
+/// such as pcap-file 2 (our own writer's crate) reject a record whose
+/// original length exceeds the header's snap length, which made every
+/// capture with a full-size segment unreadable to them. tcpdump and tshark
+/// read either form and still see records as truncated (incl_len < orig_len).
+const HEADER_SNAPLEN: u32 = 65_535;
+
 fn header() -> PcapHeader {
     PcapHeader {
         datalink: DataLink::RAW,
-        snaplen: SNAPLEN as u32,
+        snaplen: HEADER_SNAPLEN,
         ts_resolution: TsResolution::NanoSecond,
         ..PcapHeader::default()
     }

@@ -130,8 +130,19 @@ fn dumbbell(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
     })
 }
 
+/// The largest node count an explicit topology may ask for: as many nodes
+/// as the longest chain. Routes are kept as a node × node table, so a count
+/// far beyond this would exhaust memory instead of being an error.
+const MAX_EXPLICIT_NODES: i64 = 10_001;
+
 fn explicit(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topology> {
     let names = match t.get("nodes") {
+        Some(Value::Integer(n)) if *n > MAX_EXPLICIT_NODES => {
+            return Err(t.error(
+                "nodes",
+                format!("at most {MAX_EXPLICIT_NODES} nodes, got {n}"),
+            ))
+        }
         Some(Value::Integer(n)) if *n >= 2 => names(*n as usize),
         Some(Value::Array(items)) if items.len() >= 2 => items
             .iter()
