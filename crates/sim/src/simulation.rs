@@ -53,7 +53,7 @@ impl Simulation {
             .nodes
             .iter()
             .map(|n| NodeState {
-                battery: n.battery.clone(),
+                battery: n.battery,
                 ..NodeState::default()
             })
             .collect();
@@ -142,18 +142,14 @@ impl Simulation {
             let ci = sim.add_agent(
                 &mut core,
                 ca,
-                client,
-                f as u32,
-                Side::Client,
+                (client, f as u32, Side::Client),
                 client_source,
                 &streams,
             );
             let si = sim.add_agent(
                 &mut core,
                 sa,
-                server,
-                f as u32,
-                Side::Server,
+                (server, f as u32, Side::Server),
                 Source::receive_only(),
                 &streams,
             );
@@ -189,13 +185,12 @@ impl Simulation {
         sim
     }
 
+    /// Bind `agent` at `addr` as the `side` end of `flow`.
     fn add_agent(
         &mut self,
         core: &mut Core,
         agent: Box<dyn Agent>,
-        addr: Addr,
-        flow: u32,
-        side: Side,
+        (addr, flow, side): (Addr, u32, Side),
         source: Source,
         streams: &Streams,
     ) -> AgentIndex {
@@ -219,6 +214,7 @@ impl Simulation {
             .filter(|f| !f.background)
             .map(|f| f.app.total_bytes())
             .sum();
+        let measured = self.spec.flows.iter().any(|f| !f.background);
         let mut tick: u32 = 0;
         while let Some((t, event)) = self.core.queue.pop() {
             if t > limit {
@@ -232,11 +228,11 @@ impl Simulation {
                 break;
             }
             self.handle(event);
-            if self.open == 0 && !self.spec.flows.iter().all(|f| f.background) {
+            if self.open == 0 && measured {
                 break;
             }
             tick = tick.wrapping_add(1);
-            if tick % 65_536 == 0 {
+            if tick.is_multiple_of(65_536) {
                 progress(Progress {
                     now: t,
                     stop: self.spec.stop.map(|d| Time::ZERO + d),
@@ -347,7 +343,7 @@ impl Simulation {
 
     fn battery_check(&mut self, n: u32) {
         let node = n as usize;
-        let Some(battery) = self.core.nodes[node].battery.clone() else {
+        let Some(battery) = self.core.nodes[node].battery else {
             return;
         };
         if !self.core.nodes[node].alive() {

@@ -140,7 +140,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     (
         "backlogged flow that never stops",
         "[flow]\napp = \"backlogged\"",
-        "flows[0].stop",
+        "flow.stop",
         "never ends",
     ),
     (

@@ -51,7 +51,7 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
         output,
     };
     check_routes(&spec)?;
-    check_termination(&spec)?;
+    check_termination(&spec, table.contains_key("flows"))?;
     Ok(spec)
 }
 
@@ -315,14 +315,19 @@ fn check_routes(spec: &Spec) -> Result<()> {
 
 /// A run must be able to end: measured flows with endless applications need
 /// a stop time, and so do scenarios with only background flows.
-fn check_termination(spec: &Spec) -> Result<()> {
+fn check_termination(spec: &Spec, table_has_flows: bool) -> Result<()> {
     if spec.stop.is_some() {
         return Ok(());
     }
     for (i, f) in spec.flows.iter().enumerate() {
         if !f.background && f.app.total_bytes().is_none() && f.stop.is_none() {
+            let key = if table_has_flows {
+                format!("flows[{i}].stop")
+            } else {
+                "flow.stop".to_string()
+            };
             return Err(ScenarioError::new(
-                format!("flows[{i}].stop"),
+                key,
                 format!("a {} flow never ends by itself: give the flow a `stop` or the scenario a `stop`", f.app.name()),
             ));
         }
