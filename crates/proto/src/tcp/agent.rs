@@ -370,6 +370,14 @@ impl TcpAgent {
     /// length)`; the payload is copied straight from the send buffer into
     /// the driver's packet buffer.
     #[allow(clippy::too_many_arguments)]
+    /// Send a segment without payload at `seq`, acknowledging what we have,
+    /// with the options every segment carries.
+    pub(crate) fn emit_control(&mut self, net: &mut dyn Net, seq: u64, flags: TcpFlags) {
+        let options = self.segment_options(net);
+        let ack = Some(self.rcv_nxt);
+        self.emit(net, seq, flags, ack, options, None, SendKind::First);
+    }
+
     pub(crate) fn emit(
         &mut self,
         net: &mut dyn Net,

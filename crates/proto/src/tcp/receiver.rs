@@ -3,7 +3,7 @@
 
 use joulenet_wire::tcp::{TcpFlags, TcpRepr};
 
-use super::agent::{timer, SendKind, TcpAgent, TcpState};
+use super::agent::{timer, TcpAgent, TcpState};
 use crate::net::Net;
 
 impl TcpAgent {
@@ -180,18 +180,7 @@ impl TcpAgent {
 
     /// Sends a pure ACK now.
     pub(crate) fn send_ack(&mut self, net: &mut dyn Net) {
-        let options = self.segment_options(net);
-        let seq = self.snd_max;
-        let flags = TcpFlags::default();
-        self.emit(
-            net,
-            seq,
-            flags,
-            Some(self.rcv_nxt),
-            options,
-            None,
-            SendKind::First,
-        );
+        self.emit_control(net, self.snd_max, TcpFlags::default());
     }
 
     /// Sends the ACK owed, unless a data segment already carried it.

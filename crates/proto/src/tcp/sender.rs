@@ -161,16 +161,7 @@ impl TcpAgent {
             fin: true,
             ..TcpFlags::default()
         };
-        let options = self.segment_options(net);
-        self.emit(
-            net,
-            seq,
-            flags,
-            Some(self.rcv_nxt),
-            options,
-            None,
-            SendKind::First,
-        );
+        self.emit_control(net, seq, flags);
         self.arm_rto(net);
     }
 
@@ -462,18 +453,7 @@ impl TcpAgent {
         if !self.window_stalled() || !self.state.sends_data() {
             return;
         }
-        let options = self.segment_options(net);
-        let seq = self.snd_una - 1;
-        let flags = TcpFlags::default();
-        self.emit(
-            net,
-            seq,
-            flags,
-            Some(self.rcv_nxt),
-            options,
-            None,
-            SendKind::First,
-        );
+        self.emit_control(net, self.snd_una - 1, TcpFlags::default());
         self.persist_backoff += 1;
         self.update_persist(net);
     }
