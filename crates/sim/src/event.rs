@@ -37,16 +37,23 @@ pub enum Event {
     Stop,
 }
 
+/// A queued event. `key` is (time << 64 | insertion sequence), so one integer
+/// comparison orders by time and breaks ties by insertion.
 #[derive(Copy, Clone, Debug)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    fn time(&self) -> Time {
+        Time((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl Eq for Entry {}
@@ -58,10 +65,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: BinaryHeap is a max-heap and we want the earliest first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .time
-            .cmp(&self.time)
-            .then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -86,24 +90,22 @@ impl EventQueue {
             self.last_popped
         );
         let time = time.max(self.last_popped);
-        self.heap.push(Entry {
-            time,
-            seq: self.next_seq,
-            event,
-        });
+        let key = (time.0 as u128) << 64 | self.next_seq as u128;
+        self.heap.push(Entry { key, event });
         self.next_seq += 1;
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let e = self.heap.pop()?;
-        assert!(e.time >= self.last_popped, "time ran backwards");
-        self.last_popped = e.time;
+        let time = e.time();
+        assert!(time >= self.last_popped, "time ran backwards");
+        self.last_popped = time;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((time, e.event))
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(Entry::time)
     }
 
     pub fn len(&self) -> usize {
