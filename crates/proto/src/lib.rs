@@ -21,4 +21,7 @@ pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub mod cc;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod testnet;
 pub mod udp;
+pub mod wwp;
