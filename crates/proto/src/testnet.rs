@@ -270,7 +270,11 @@ impl Net for Ctx<'_> {
         self.w.delivered.extend_from_slice(data);
     }
     fn deliver_finished(&mut self) {
-        self.w.finished += 1;
+        // Only the sink's end of stream counts (a TCP client also sees the
+        // end of its peer's empty stream).
+        if self.me + 1 == self.w.agents.len() {
+            self.w.finished += 1;
+        }
     }
     fn event(&mut self, event: TransportEvent) {
         self.w.events.push((self.me, event));

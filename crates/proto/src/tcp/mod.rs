@@ -13,9 +13,9 @@
 
 mod agent;
 mod config;
-mod reassembly;
+pub(crate) mod reassembly;
 mod receiver;
-mod rtt;
+pub(crate) mod rtt;
 mod scoreboard;
 mod send_buffer;
 mod sender;

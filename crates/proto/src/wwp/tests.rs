@@ -370,7 +370,7 @@ proptest! {
             ..WwpConfig::default()
         };
         let mut w = world(cfg, bytes);
-        w.drop = phased(seed, rate, Duration::from_secs(4), Duration::from_millis(bad_ms));
+        w.drop = phased(seed, rate, Duration::from_nanos(4_345_678_901), Duration::from_millis(bad_ms));
         w.start();
         prop_assert!(w.run(Time::from_secs(600)), "did not finish: {:?}", sender(&w).state());
         prop_assert_eq!(&w.delivered, &pattern(bytes));
