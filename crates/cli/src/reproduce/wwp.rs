@@ -104,8 +104,18 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         ctx.say(&format!("\n{title}\n"));
         ctx.say(&format!(
             "{:>5} {:>5} | {:>8} {:>8} | {:>9} {:>9} | {:>8} {:>8} | {:>8} {:>8} | {:>8} {:>8}\n",
-            "drop%", "proto", "time", "paper", "wastage", "paper", "t.ovh", "paper", "thr B/s", "paper",
-            "retx", "timeouts"
+            "drop%",
+            "proto",
+            "time",
+            "paper",
+            "wastage",
+            "paper",
+            "t.ovh",
+            "paper",
+            "thr B/s",
+            "paper",
+            "retx",
+            "timeouts"
         ));
         for (r, p) in rows.iter().zip(paper_rows.iter()) {
             for (name, ours, ptime, pbytes, btime, pbase) in [
@@ -123,8 +133,18 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
                 ));
                 csv.push(format!(
                     "{},{},{},{:.3},{:.0},{:.0},{:.3},{:.0},{:.3},{:.0},{:.0},{:.0}",
-                    r.phase, r.rate, name, ours.time_s, ours.transport_bytes, wastage, tovh, thr,
-                    ptime, pbytes, ours.retransmitted, ours.timeouts
+                    r.phase,
+                    r.rate,
+                    name,
+                    ours.time_s,
+                    ours.transport_bytes,
+                    wastage,
+                    tovh,
+                    thr,
+                    ptime,
+                    pbytes,
+                    ours.retransmitted,
+                    ours.timeouts
                 ));
             }
         }
@@ -150,9 +170,21 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
             let pt = p.1 / p.3;
             ctx.say(&format!(
                 "{:>6} {:>5} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2}\n",
-                r.phase, r.rate, e, pe, 1.0 / t, 1.0 / pt, t, pt
+                r.phase,
+                r.rate,
+                e,
+                pe,
+                1.0 / t,
+                1.0 / pt,
+                t,
+                pt
             ));
-            let series = |who: &str| format!("{who} {}s", r.phase.max(if rows.len() == 3 { 4.0 } else { 10.0 }));
+            let series = |who: &str| {
+                format!(
+                    "{who} {}s",
+                    r.phase.max(if rows.len() == 3 { 4.0 } else { 10.0 })
+                )
+            };
             fig_time.push((r.rate, series("TCP (ours)"), r.tcp.time_s));
             fig_time.push((r.rate, series("WWP (ours)"), r.wwp.time_s));
             fig_time.push((r.rate, series("TCP (paper)"), p.1));
@@ -172,8 +204,18 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     ctx.say("\nTable 4: 2 MB, rapid On/Off changes\n");
     ctx.say(&format!(
         "{:>5} {:>5} | {:>8} {:>8} | {:>8} {:>8} | {:>9} {:>9} | {:>9} {:>9} | {:>5} {:>5}\n",
-        "drop%", "phase", "TCP t", "paper", "WWP t", "paper", "TCP B", "paper", "WWP B", "paper",
-        "ratio", "paper"
+        "drop%",
+        "phase",
+        "TCP t",
+        "paper",
+        "WWP t",
+        "paper",
+        "TCP B",
+        "paper",
+        "WWP B",
+        "paper",
+        "ratio",
+        "paper"
     ));
     let mut csv = Vec::new();
     let mut fig = Vec::new();
@@ -226,7 +268,13 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         let dbytes = a.transport_bytes - c.transport_bytes;
         ctx.say(&format!(
             "{:>5} | {:>8} {:>9.0} | {:>8} {:>9.0} | {:>9.1} {:>9.0}\n",
-            rate, tm(&c), c.transport_bytes, tm(&a), a.transport_bytes, dthr, dbytes
+            rate,
+            tm(&c),
+            c.transport_bytes,
+            tm(&a),
+            a.transport_bytes,
+            dthr,
+            dbytes
         ));
         csv.push(format!(
             "{rate},{:.3},{:.0},{:.3},{:.0}",
