@@ -55,7 +55,7 @@ impl Simulation {
             .nodes
             .iter()
             .map(|n| NodeState {
-                battery: n.battery.clone(),
+                battery: n.battery,
                 ..NodeState::default()
             })
             .collect();
@@ -212,6 +212,7 @@ impl Simulation {
         sim
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn add_agent(
         &mut self,
         core: &mut Core,
@@ -259,7 +260,7 @@ impl Simulation {
                 break;
             }
             tick = tick.wrapping_add(1);
-            if tick % 65_536 == 0 {
+            if tick.is_multiple_of(65_536) {
                 progress(Progress {
                     now: t,
                     stop: self.spec.stop.map(|d| Time::ZERO + d),
@@ -373,7 +374,7 @@ impl Simulation {
 
     fn battery_check(&mut self, n: u32) {
         let node = n as usize;
-        let Some(battery) = self.core.nodes[node].battery.clone() else {
+        let Some(battery) = self.core.nodes[node].battery else {
             return;
         };
         if !self.core.nodes[node].alive() {

@@ -104,7 +104,7 @@ impl<T: AsRef<[u8]>> WwpPacket<T> {
                 }
             }
             WwpType::NsAck => {
-                if payload % RANGE_LEN != 0 {
+                if !payload.is_multiple_of(RANGE_LEN) {
                     return Err(Error::Malformed);
                 }
             }
@@ -192,7 +192,7 @@ impl WwpRepr {
 
     /// Decode an N-S ACK payload into missing ranges.
     pub fn missing(payload: &[u8]) -> Result<Vec<MissingRange>> {
-        if payload.len() % RANGE_LEN != 0 {
+        if !payload.len().is_multiple_of(RANGE_LEN) {
             return Err(Error::Malformed);
         }
         payload

@@ -151,6 +151,11 @@ impl Runner<'_> {
     }
 }
 
+/// Table 1 accumulators: version → scenario → (paper o, model o) per point.
+type Table1 = BTreeMap<&'static str, BTreeMap<&'static str, Vec<(f64, f64)>>>;
+/// A figure family: name, paper figures, (label, overrides) per setup.
+type Family = (&'static str, &'static str, Vec<(String, Vec<String>)>);
+
 fn pct(v: f64) -> String {
     format!("{:.1}", v * 100.0)
 }
@@ -178,7 +183,7 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     };
     let main = [&TAHOE, &RENO, &NEWRENO, &E2TCP, &E2TCP_NOHC, &E2TCP_SACK];
     // Table 1 accumulators: label → (scenario → Vec<(paper o, model o)>).
-    let mut table1: BTreeMap<&str, BTreeMap<&str, Vec<(f64, f64)>>> = BTreeMap::new();
+    let mut table1: Table1 = BTreeMap::new();
     for sc in [Sc::A, Sc::B] {
         let goods = sc.goods(quick);
         let mut results: Vec<Vec<Point>> = Vec::new();
@@ -272,7 +277,7 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
 
     // Figures 5–14: Tahoe vs E2TCP energy overhead across setups.
     let dur = if quick { "30s" } else { "120s" };
-    let families: Vec<(&str, &str, Vec<(String, Vec<String>)>)> = vec![
+    let families: Vec<Family> = vec![
         (
             "bandwidth",
             "Fig. 5-8",

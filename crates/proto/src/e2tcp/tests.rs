@@ -267,12 +267,13 @@ fn split_world(bytes: usize, download: bool) -> World {
     let e2 = E2tcpConfig::default();
     let proxy_addr = Addr::new(1, 1);
     let server = Addr::new(2, 1);
-    let (client, up, down, sink): (
+    type Four = (
         Box<dyn Agent>,
         Box<dyn Agent>,
         Box<dyn Agent>,
         Box<dyn Agent>,
-    ) = if download {
+    );
+    let (client, up, down, sink): Four = if download {
         (
             Box::new(TcpAgent::client(tcp.clone(), proxy_addr)),
             Box::new(TcpAgent::server(tcp)),

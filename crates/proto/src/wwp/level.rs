@@ -13,7 +13,7 @@ pub fn after_wave(cfg: &WwpConfig, complete: bool, measured: Duration, size: usi
     }
     let top = cfg.top() as u64;
     let b = cfg.baseline(size).0;
-    let j = if b == 0 { 1 } else { measured.0 / b + 1 };
+    let j = measured.0.checked_div(b).map_or(1, |k| k + 1);
     if j > top {
         return 0;
     }
