@@ -107,3 +107,24 @@ fn split_at_an_end_is_rejected() {
         .unwrap_err();
     assert!(err.to_string().contains("split_at"), "{err}");
 }
+
+#[test]
+fn bad_protocol_options_are_rejected_with_the_key() {
+    for (table, bad, key) in [
+        ("[flow.wwp]", "behaviour = \"reckless\"", "behaviour"),
+        ("[flow.wwp]", "levels = 20", "levels"),
+        ("[flow.e2tcp]", "min_window = 64", "max_window"),
+        ("[flow.e2tcp]", "wired = \"reno\"", "wired"),
+    ] {
+        let proto = if table.contains("wwp") {
+            "wwp"
+        } else {
+            "e2tcp"
+        };
+        let text = format!(
+            "[topology]\nkind = \"two_nodes\"\n[flow]\nprotocol = \"{proto}\"\n{table}\n{bad}\n"
+        );
+        let err = Scenario::parse_str(&text, "t", std::env::temp_dir()).unwrap_err();
+        assert!(err.to_string().contains(key), "{bad}: {err}");
+    }
+}

@@ -390,3 +390,39 @@ proptest! {
         prop_assert_eq!(&w.delivered[..], &pattern(bytes)[..w.delivered.len()]);
     }
 }
+
+#[test]
+fn lost_fin_ack_is_recovered_and_duplicate_data_is_delivered_once() {
+    let mut w = world(WwpConfig::default(), 5_000);
+    let mut lost = false;
+    w.drop = Box::new(move |_, from, _, p| {
+        let d = from == 1 && kind(p) == WwpType::FinAck && !lost;
+        if d {
+            lost = true;
+        }
+        d
+    });
+    w.start();
+    // Duplicate every data segment on arrival.
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(SECOND));
+    }
+    let data: Vec<Vec<u8>> = w
+        .log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data)
+        .map(|s| s.packet.clone())
+        .collect();
+    assert!(w.run(Time::from_secs(30)));
+    for p in &data {
+        w.inject(0, 1, p);
+    }
+    assert_eq!(w.delivered, pattern(5_000));
+    assert_eq!(w.finished, 1);
+    let fins = w
+        .log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Fin)
+        .count();
+    assert_eq!(fins, 2, "FIN resent after its FIN_ACK was lost");
+}
