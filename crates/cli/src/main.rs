@@ -7,6 +7,7 @@
 mod bench;
 mod demo;
 mod list;
+mod reproduce;
 mod runner;
 
 use std::path::PathBuf;
@@ -38,6 +39,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// List protocols, loss models, radio presets, topologies, applications and series
     List,
+    /// Reproduce a paper's experiments: `joulenet reproduce wwp|e2tcp [--quick]`
+    Reproduce(reproduce::ReproduceArgs),
     /// Benchmark the simulator: 50 MB NewReno over 10 Mbit/s, 50 ms, 1% loss
     Bench(bench::BenchArgs),
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench(args) => bench::bench(args),
+        Command::Reproduce(args) => reproduce::reproduce(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

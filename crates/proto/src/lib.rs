@@ -20,5 +20,9 @@ pub use net::{
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub mod cc;
+pub mod e2tcp;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod testnet;
 pub mod udp;
+pub mod wwp;

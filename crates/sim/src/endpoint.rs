@@ -12,6 +12,8 @@ use crate::event::{AgentIndex, Event, EventQueue};
 pub enum Side {
     Client = 0,
     Server = 1,
+    /// The proxy in the middle of a split flow.
+    Relay = 2,
 }
 
 pub struct Endpoint {

@@ -1,18 +1,31 @@
 //! The protocols a scenario can name, how their options are read, and how
 //! their agents are made.
 
+use joulenet_proto::e2tcp::{E2tcpConfig, E2tcpReceiver, E2tcpSender, SplitProxy, WiredSide};
 use joulenet_proto::tcp::{DelayedAck, TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::udp::{UdpReceiver, UdpSender};
-use joulenet_proto::{Addr, Agent};
+use joulenet_proto::wwp::{WwpConfig, WwpReceiver, WwpSender};
+use joulenet_proto::{Addr, Agent, NodeId};
 use toml::Value;
 
 use crate::scenario::reader::{Reader, Result};
+use crate::scenario::topology::node_ref;
+
+/// A split connection: a proxy on node `at` joins wired TCP and E2TCP.
+#[derive(Clone, Debug)]
+pub struct Split {
+    pub at: NodeId,
+    pub wired: TcpConfig,
+    pub wired_side: WiredSide,
+}
 
 /// A protocol with its configuration, as a flow in a scenario uses it.
 #[derive(Clone, Debug)]
 pub enum ProtocolSpec {
     Tcp(TcpConfig),
     Udp,
+    Wwp(WwpConfig),
+    E2tcp(E2tcpConfig, Option<Split>),
 }
 
 /// Every protocol name a scenario accepts, with a one-line description.
@@ -41,13 +54,24 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "udp",
         "UDP: unreliable datagrams (cross traffic, constant rate)",
     ),
+    (
+        "wwp",
+        "Wave & Wait: receiver-timed waves of fixed segments, probe cycles instead of backoff",
+    ),
+    (
+        "e2tcp",
+        "E2TCP: compact headers, 2-byte SACK, burst-aware window, two timers; `split_at` for a base-station proxy",
+    ),
 ];
 
 impl ProtocolSpec {
     /// The default configuration of a named protocol, or `None` if unknown.
     pub fn named(name: &str) -> Option<ProtocolSpec> {
-        if name == "udp" {
-            return Some(ProtocolSpec::Udp);
+        match name {
+            "udp" => return Some(ProtocolSpec::Udp),
+            "wwp" => return Some(ProtocolSpec::Wwp(WwpConfig::default())),
+            "e2tcp" => return Some(ProtocolSpec::E2tcp(E2tcpConfig::default(), None)),
+            _ => {}
         }
         let variant: TcpVariant = name.parse().ok()?;
         Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
@@ -57,6 +81,16 @@ impl ProtocolSpec {
         match self {
             ProtocolSpec::Tcp(c) => c.variant.name(),
             ProtocolSpec::Udp => "udp",
+            ProtocolSpec::Wwp(_) => "wwp",
+            ProtocolSpec::E2tcp(..) => "e2tcp",
+        }
+    }
+
+    /// The node of a split flow's proxy, if the flow is split.
+    pub fn relay(&self) -> Option<NodeId> {
+        match self {
+            ProtocolSpec::E2tcp(_, Some(split)) => Some(split.at),
+            _ => None,
         }
     }
 
@@ -66,8 +100,21 @@ impl ProtocolSpec {
     }
 
     /// Read the protocol's own options from a flow's table (`[flow.tcp]`).
-    pub fn configure(&mut self, flow: &Reader) -> Result<()> {
+    /// `names` are the topology's node names (for `split_at`).
+    pub fn configure(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
         match self {
+            ProtocolSpec::Wwp(c) => {
+                if let Some(t) = flow.table("wwp")? {
+                    wwp_options(&t, c)?;
+                    t.finish()?;
+                }
+            }
+            ProtocolSpec::E2tcp(c, split) => {
+                if let Some(t) = flow.table("e2tcp")? {
+                    *split = e2tcp_options(&t, c, names)?;
+                    t.finish()?;
+                }
+            }
             ProtocolSpec::Tcp(c) => {
                 if let Some(t) = flow.table("tcp")? {
                     tcp_options(&t, c)?;
@@ -84,9 +131,31 @@ impl ProtocolSpec {
     }
 
     /// Make the client (sending) and server (receiving) agents of a flow.
+    /// A split flow's client talks to the proxy (see [`Self::relay_agent`]).
     pub fn agents(&self, client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let _ = client;
         match self {
+            ProtocolSpec::Wwp(c) => (
+                Box::new(WwpSender::new(c.clone(), server)),
+                Box::new(WwpReceiver::new(c.clone())),
+            ),
+            ProtocolSpec::E2tcp(c, None) => (
+                Box::new(E2tcpSender::new(c.clone(), server)),
+                Box::new(E2tcpReceiver::new(c.clone())),
+            ),
+            ProtocolSpec::E2tcp(c, Some(split)) => {
+                let relay = Addr::new(split.at, server.port);
+                match split.wired_side {
+                    WiredSide::Client => (
+                        Box::new(TcpAgent::client(split.wired.clone(), relay)),
+                        Box::new(E2tcpReceiver::new(c.clone())),
+                    ),
+                    WiredSide::Server => (
+                        Box::new(E2tcpSender::new(c.clone(), relay)),
+                        Box::new(TcpAgent::server(split.wired.clone())),
+                    ),
+                }
+            }
             ProtocolSpec::Tcp(config) => (
                 Box::new(TcpAgent::client(config.clone(), server)),
                 Box::new(TcpAgent::server(config.clone())),
@@ -97,6 +166,137 @@ impl ProtocolSpec {
             ),
         }
     }
+
+    /// The proxy agent of a split flow, bound at `relay`, relaying to `server`.
+    pub fn relay_agent(&self, server: Addr) -> Option<Box<dyn Agent>> {
+        let ProtocolSpec::E2tcp(c, Some(split)) = self else {
+            return None;
+        };
+        let (up, down): (Box<dyn Agent>, Box<dyn Agent>) = match split.wired_side {
+            WiredSide::Client => (
+                Box::new(TcpAgent::server(split.wired.clone())),
+                Box::new(E2tcpSender::new(c.clone(), server)),
+            ),
+            WiredSide::Server => (
+                Box::new(E2tcpReceiver::new(c.clone())),
+                Box::new(TcpAgent::client(split.wired.clone(), server)),
+            ),
+        };
+        Some(Box::new(SplitProxy::new(up, down, server)))
+    }
+}
+
+fn wwp_options(t: &Reader, c: &mut WwpConfig) -> Result<()> {
+    let levels = t.int_in("levels", 1, 15)?;
+    let per = t.int_in("segments_per_level", 1, 255)?;
+    if levels.is_some() || per.is_some() {
+        let levels = levels.unwrap_or(c.top() as u64) as u8;
+        let per = per.unwrap_or(c.wave(1) as u64) as u8;
+        if levels as u32 * per as u32 > 255 {
+            return Err(t.error("segments_per_level", "a wave holds at most 255 segments"));
+        }
+        let fresh = WwpConfig::with_levels(levels, per);
+        c.wave_sizes = fresh.wave_sizes;
+        c.initial_level = levels;
+    }
+    if let Some(p) = t.int_in("payload", 1, 65_000)? {
+        c.payload = p as u16;
+    }
+    if let Some(bt) = t.f64("baseline_kbytes")? {
+        if bt <= 0.0 {
+            return Err(t.error(
+                "baseline_kbytes",
+                "must be positive (KB/s, 1 KB = 1024 bytes)",
+            ));
+        }
+        c.baseline_bytes_per_sec = bt * 1024.0;
+    }
+    if let Some(b) = t.str("behaviour")? {
+        c.behaviour = b.parse().map_err(|e: String| t.error("behaviour", e))?;
+    }
+    if let Some(l) = t.int_in("initial_level", 1, 15)? {
+        c.initial_level = l as u8;
+    }
+    if let Some(d) = t.duration("initial_timeout")? {
+        c.initial_timeout = d;
+    }
+    if let Some(d) = t.duration("min_probe_t")? {
+        c.min_probe_t = d;
+    }
+    if let Some(d) = t.duration("min_send_t")? {
+        c.min_send_t = d;
+    }
+    if let Some(n) = t.int_in("max_retries", 1, 1_000_000)? {
+        c.max_retries = n as u32;
+    }
+    c.validate().map_err(|e| t.error("levels", e))
+}
+
+fn e2tcp_options(t: &Reader, c: &mut E2tcpConfig, names: &[String]) -> Result<Option<Split>> {
+    if let Some(v) = t.int_in("mss", 16, 60_000)? {
+        c.mss = v as u16;
+    }
+    if let Some(v) = t.int_in("max_window", 1, 10_000)? {
+        c.max_window = v as u32;
+    }
+    if let Some(v) = t.int_in("min_window", 1, 10_000)? {
+        c.min_window = v as u32;
+    }
+    if let Some(v) = t.int_in("burst_window", 1, 10_000)? {
+        c.burst_window = v as u32;
+    }
+    if let Some(v) = t.int_in("error_limit", 1, 10_000)? {
+        c.error_limit = v as u32;
+    }
+    if let Some(v) = t.bool("compression")? {
+        c.compression = v;
+    }
+    if let Some(v) = t.bool("window_management")? {
+        c.window_management = v;
+    }
+    if let Some(d) = t.duration("initial_rto")? {
+        c.initial_rto = d;
+    }
+    if let Some(d) = t.duration("min_rto")? {
+        c.min_rto = d;
+    }
+    if let Some(d) = t.duration("max_rto")? {
+        c.max_rto = d;
+    }
+    if let Some(n) = t.int_in("max_timeouts", 1, 1_000_000)? {
+        c.max_timeouts = n as u32;
+    }
+    c.validate().map_err(|e| t.error("max_window", e))?;
+    if !t.has("split_at") {
+        for k in ["wired", "wired_side"] {
+            if t.has(k) {
+                return Err(t.error(k, "only meaningful with `split_at`"));
+            }
+        }
+        return Ok(None);
+    }
+    let at = node_ref(t, "split_at", names)?;
+    let variant: TcpVariant = t.str("wired")?.unwrap_or("newreno").parse().map_err(|_| {
+        t.error(
+            "wired",
+            "expected a TCP variant (tahoe, reno, newreno, sack, cubic)",
+        )
+    })?;
+    let wired_side = match t.str("wired_side")?.unwrap_or("client") {
+        "client" => WiredSide::Client,
+        "server" => WiredSide::Server,
+        other => {
+            return Err(t.error(
+                "wired_side",
+                format!("expected \"client\" or \"server\", got \"{other}\""),
+            ))
+        }
+    };
+    Ok(Some(Split {
+        at,
+        wired: TcpConfig::new(variant),
+        wired_side,
+    }))
 }
 
 fn tcp_options(t: &Reader, c: &mut TcpConfig) -> Result<()> {

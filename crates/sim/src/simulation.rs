@@ -34,6 +34,8 @@ pub struct Simulation {
     pub(crate) endpoints: Vec<Endpoint>,
     /// Per flow: (client agent, server agent).
     pub(crate) flow_agents: Vec<(AgentIndex, AgentIndex)>,
+    /// Per flow: the proxy agent of a split flow.
+    pub(crate) flow_relays: Vec<Option<AgentIndex>>,
     pub(crate) radio_profiles: Vec<RadioProfile>,
     /// Measured agents not yet closed; the run ends when none remain.
     open: usize,
@@ -119,6 +121,7 @@ impl Simulation {
             agents: Vec::new(),
             endpoints: Vec::new(),
             flow_agents: Vec::new(),
+            flow_relays: Vec::new(),
             radio_profiles,
             open: 0,
             sampler: None,
@@ -159,6 +162,24 @@ impl Simulation {
             if !flow.background {
                 sim.open += 2;
             }
+            // A split flow's proxy: it must close too before the run ends.
+            let relay = match (flow.protocol.relay(), flow.protocol.relay_agent(server)) {
+                (Some(node), Some(agent)) => {
+                    let ri = sim.add_agent(
+                        &mut core,
+                        agent,
+                        (Addr::new(node, flow.port), f as u32, Side::Relay),
+                        Source::receive_only(),
+                        &streams,
+                    );
+                    if !flow.background {
+                        sim.open += 1;
+                    }
+                    Some(ri)
+                }
+                _ => None,
+            };
+            sim.flow_relays.push(relay);
             sim.flow_agents.push((ci, si));
             core.flows.push(FlowObserver::default());
             core.queue.push(start, Event::FlowStart(f as u32));
@@ -298,6 +319,9 @@ impl Simulation {
     fn start_flow(&mut self, f: u32) {
         let (client, server) = self.flow_agents[f as usize];
         self.dispatch(server, |agent, ctx| agent.start(ctx));
+        if let Some(relay) = self.flow_relays[f as usize] {
+            self.dispatch(relay, |agent, ctx| agent.start(ctx));
+        }
         self.dispatch(client, |agent, ctx| agent.start(ctx));
         self.schedule_app_wake(client);
     }

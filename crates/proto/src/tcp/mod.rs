@@ -26,9 +26,9 @@
 mod agent;
 mod config;
 mod handshake;
-mod reassembly;
+pub(crate) mod reassembly;
 mod receiver;
-mod rtt;
+pub(crate) mod rtt;
 mod scoreboard;
 mod send_buffer;
 mod sender;

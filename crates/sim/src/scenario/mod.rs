@@ -9,7 +9,7 @@
 mod loss;
 mod parse;
 pub(crate) mod reader;
-mod topology;
+pub(crate) mod topology;
 
 use std::collections::BTreeMap;
 use std::fmt;

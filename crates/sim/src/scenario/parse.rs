@@ -159,6 +159,8 @@ const FLOW_KEYS: &[&str] = &[
     "shape",
     "background",
     "tcp",
+    "wwp",
+    "e2tcp",
 ];
 
 fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -> Result<FlowSpec> {
@@ -173,7 +175,7 @@ fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -
             ),
         )
     })?;
-    protocol.configure(r)?;
+    protocol.configure(r, names)?;
     let from = if r.has("from") {
         node_ref(r, "from", names)?
     } else {
@@ -186,6 +188,11 @@ fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -
     };
     if from == to {
         return Err(r.error("to", "a flow needs two different nodes"));
+    }
+    if let Some(at) = protocol.relay() {
+        if at == from || at == to {
+            return Err(r.error("e2tcp", "split_at must name a node between the flow's ends"));
+        }
     }
     let port = r.int_in("port", 1, 65_535)?.unwrap_or(5000 + index as u64) as u16;
     let start = r.duration("start")?.unwrap_or(Duration::ZERO);

@@ -1,0 +1,227 @@
+//! `joulenet reproduce <paper>`: run a paper's experiments from the scenario
+//! files under `scenarios/<paper>/`, print our numbers beside the paper's,
+//! write CSV (tables and figure data) and, when Python with matplotlib is
+//! available, PNG figures through `scripts/plot_reproduction.py`.
+
+mod e2tcp;
+mod wwp;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use joulenet_sim::scenario::{parse_override, set_path};
+use joulenet_sim::{run, RunResult, Scenario};
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum Paper {
+    /// Wave & Wait vs TCP Reno (Tables 1, 2, 3, 4, 5)
+    Wwp,
+    /// E2TCP vs Tahoe/Reno/NewReno (Figures 1-18, Table 1)
+    E2tcp,
+}
+
+#[derive(Args)]
+pub struct ReproduceArgs {
+    /// Which paper
+    paper: Paper,
+    /// A reduced run (fewer points, one seed, smaller transfers): well under a minute
+    #[arg(long)]
+    quick: bool,
+    /// Seeds per point (default 1 with --quick, else 3); results are means
+    #[arg(long)]
+    seeds: Option<u64>,
+    /// Where the scenario files are (default: ./scenarios)
+    #[arg(long, default_value = "scenarios")]
+    scenarios: PathBuf,
+    /// Output directory for CSV, report and PNG (default: results/reproduce/<paper>)
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Do not call Python for the PNG figures
+    #[arg(long)]
+    no_plots: bool,
+}
+
+pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
+    let name = match args.paper {
+        Paper::Wwp => "wwp",
+        Paper::E2tcp => "e2tcp",
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results/reproduce").join(name));
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let seeds = args.seeds.unwrap_or(if args.quick { 1 } else { 3 }).max(1);
+    let ctx = Ctx {
+        dir: args.scenarios.join(name),
+        out: out.clone(),
+        seeds,
+        quick: args.quick,
+        report: String::new(),
+        runs: 0,
+    };
+    let started = std::time::Instant::now();
+    let mut ctx = ctx;
+    match args.paper {
+        Paper::Wwp => wwp::reproduce(&mut ctx)?,
+        Paper::E2tcp => e2tcp::reproduce(&mut ctx)?,
+    }
+    let summary = format!(
+        "\n{} simulation run(s) in {:.1} s; CSV and report in {}\n",
+        ctx.runs,
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+    ctx.say(&summary);
+    std::fs::write(out.join("report.txt"), &ctx.report).map_err(|e| e.to_string())?;
+    if !args.no_plots {
+        plot(&out, &args.scenarios);
+    }
+    Ok(())
+}
+
+/// Run `scripts/plot_reproduction.py` on the CSVs; a missing Python or
+/// matplotlib is reported, not fatal.
+fn plot(out: &Path, scenarios: &Path) {
+    let script = scenarios
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("scripts/plot_reproduction.py");
+    match std::process::Command::new("python3")
+        .arg(&script)
+        .arg(out)
+        .status()
+    {
+        Ok(s) if s.success() => println!("figures (PNG) written to {}", out.display()),
+        Ok(_) => eprintln!(
+            "warning: {} failed (is matplotlib installed? `pip install matplotlib`); CSVs are in {}",
+            script.display(),
+            out.display()
+        ),
+        Err(e) => eprintln!("warning: could not run python3 ({e}); CSVs are in {}", out.display()),
+    }
+}
+
+pub(crate) struct Ctx {
+    dir: PathBuf,
+    out: PathBuf,
+    pub seeds: u64,
+    pub quick: bool,
+    report: String,
+    runs: usize,
+}
+
+/// What one (mean over seeds) run of a single-flow scenario measured.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Measure {
+    pub completed: f64,
+    /// Connection time: start to both ends closed (else last delivery).
+    pub time_s: f64,
+    pub delivered: f64,
+    /// Transport bytes both ends sent (headers, ACKs, retransmissions).
+    pub transport_bytes: f64,
+    /// Packets both ends sent.
+    pub packets: f64,
+    pub retransmitted: f64,
+    pub timeouts: f64,
+    pub goodput_bps: f64,
+    pub delay_mean_ms: f64,
+    pub energy_overhead: f64,
+}
+
+impl Ctx {
+    pub fn say(&mut self, text: &str) {
+        print!("{text}");
+        self.report.push_str(text);
+    }
+
+    pub fn load(&self, file: &str) -> Result<Scenario, String> {
+        let path = self.dir.join(file);
+        Scenario::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Run `base` with `sets` (`key=value` overrides) for every seed; means.
+    pub fn measure(&mut self, base: &Scenario, sets: &[String]) -> Result<Measure, String> {
+        let mut table = base.table().clone();
+        for s in sets {
+            let (k, v) = parse_override(s).map_err(|e| e.to_string())?;
+            set_path(&mut table, &k, v).map_err(|e| e.to_string())?;
+        }
+        let scenario = Scenario::from_table(table, base.name(), self.dir.clone())
+            .map_err(|e| format!("{} with {sets:?}: {e}", base.name()))?;
+        let point = scenario.points().remove(0);
+        let mut m = Measure::default();
+        for seed in 1..=self.seeds {
+            let r: RunResult =
+                run(&scenario, &point, seed, &mut |_| {}).map_err(|e| e.to_string())?;
+            self.runs += 1;
+            let f = &r.flows[0];
+            m.completed += f.completed as u8 as f64;
+            m.time_s += f
+                .close_time_s
+                .or(f.completion_time_s)
+                .unwrap_or(r.summary.duration_s);
+            m.delivered += f.bytes_delivered as f64;
+            m.transport_bytes += f.transport_bytes as f64;
+            m.packets += (f.data_packets + f.retransmitted_packets + f.control_packets) as f64;
+            m.retransmitted += f.retransmitted_packets as f64;
+            m.timeouts += f.timeouts as f64;
+            m.goodput_bps += f.goodput_bps;
+            m.delay_mean_ms += f.delay_mean_ms.unwrap_or(0.0);
+            m.energy_overhead += r.summary.energy_overhead.unwrap_or(f64::NAN);
+        }
+        let n = self.seeds as f64;
+        for v in [
+            &mut m.completed,
+            &mut m.time_s,
+            &mut m.delivered,
+            &mut m.transport_bytes,
+            &mut m.packets,
+            &mut m.retransmitted,
+            &mut m.timeouts,
+            &mut m.goodput_bps,
+            &mut m.delay_mean_ms,
+            &mut m.energy_overhead,
+        ] {
+            *v /= n;
+        }
+        Ok(m)
+    }
+
+    /// Write a CSV table (header + rows).
+    pub fn csv(&self, name: &str, header: &str, rows: &[String]) -> Result<(), String> {
+        let mut text = String::new();
+        let _ = writeln!(text, "{header}");
+        for r in rows {
+            let _ = writeln!(text, "{r}");
+        }
+        std::fs::write(self.out.join(name), text).map_err(|e| e.to_string())
+    }
+
+    /// Figure data for the plot script: `# title|xlabel|ylabel|logx` then
+    /// `x,series,y` rows.
+    pub fn figure(
+        &self,
+        name: &str,
+        title: &str,
+        xlabel: &str,
+        ylabel: &str,
+        logx: bool,
+        points: &[(f64, String, f64)],
+    ) -> Result<(), String> {
+        let mut text = format!("# {title}|{xlabel}|{ylabel}|{logx}\nx,series,y\n");
+        for (x, s, y) in points {
+            let _ = writeln!(text, "{x},{s},{y}");
+        }
+        std::fs::write(self.out.join(format!("fig_{name}.csv")), text).map_err(|e| e.to_string())
+    }
+}
+
+/// Format an optional paper number.
+pub(crate) fn paper(v: Option<f64>, prec: usize) -> String {
+    match v {
+        Some(v) => format!("{v:.prec$}"),
+        None => "—".to_string(),
+    }
+}

@@ -1,0 +1,300 @@
+//! Wave & Wait vs TCP Reno (Tsaoussidis, Badr, Verma): Tables 1–5.
+
+use super::{paper, Ctx, Measure};
+
+const MIB5: f64 = 5.0 * 1_048_576.0;
+const MIB2: f64 = 2.0 * 1_048_576.0;
+
+/// Paper rows: (drop %, TCP time, TCP total bytes, WWP time, WWP total bytes).
+const TABLE1: &[(f64, f64, f64, f64, f64)] = &[
+    (0.0, 69.0, 5_319_120.0, 40.5, 5_268_495.0),
+    (5.0, 117.4, 5_395_782.0, 71.0, 5_290_519.0),
+    (10.0, 132.9, 5_409_384.0, 81.9, 5_295_859.0),
+    (20.0, 136.63, 5_410_822.0, 84.08, 5_319_556.0),
+    (33.0, 258.89, 5_392_682.0, 85.9, 5_324_601.0),
+    (50.0, 259.38, 5_388_348.0, 86.7, 5_275_294.0),
+];
+const TABLE2: &[(f64, f64, f64, f64, f64)] = &[
+    (10.0, 135.67, 5_409_384.0, 81.3, 5_306_219.0),
+    (33.0, 368.95, 5_502_300.0, 87.56, 5_344_200.0),
+    (50.0, 385.79, 5_514_338.0, 93.9, 5_378_366.0),
+];
+/// (drop %, phase s, TCP time, WWP time, TCP bytes, WWP bytes).
+const TABLE4: &[(f64, f64, f64, f64, f64, f64)] = &[
+    (0.0, 0.0, 25.6, 15.6, 2_133_636.0, 2_107_402.0),
+    (10.0, 1.0, 63.2, 28.58, 2_192_524.0, 2_137_438.0),
+    (33.0, 1.0, 132.89, 31.7, 2_245_877.0, 2_202_410.0),
+    (50.0, 1.0, 223.26, 37.42, 2_330_992.0, 2_304_361.0),
+    (100.0, 1.0, 985.8, 39.6, 2_305_088.0, 2_296_194.0),
+    (100.0, 2.0, 93.1, 32.3, 2_189_628.0, 2_158_208.0),
+    (50.0, 2.0, 109.4, 31.8, 2_192_574.0, 2_168_433.0),
+    (33.0, 2.0, 85.07, 32.7, 2_189_648.0, 2_163_338.0),
+    (33.0, 5.0, 81.9, 32.9, 2_172_392.0, 2_124_361.0),
+];
+
+fn sets(protocol: &str, bytes: &str, rate_pct: f64, phase_s: f64, behaviour: &str) -> Vec<String> {
+    let mut v = vec![
+        format!("flow.protocol=\"{protocol}\""),
+        format!("flow.bytes=\"{bytes}\""),
+        format!("flow.wwp.behaviour=\"{behaviour}\""),
+    ];
+    if rate_pct == 0.0 || phase_s == 0.0 {
+        v.push("link.loss=\"none\"".into());
+    } else {
+        v.push(format!("link.loss.rate={}", rate_pct / 100.0));
+        v.push(format!("link.loss.on=\"{phase_s}s\""));
+        v.push(format!("link.loss.off=\"{phase_s}s\""));
+    }
+    v
+}
+
+/// A time, starred when not every seed completed the transfer.
+fn tm(m: &Measure) -> String {
+    if m.completed < 1.0 {
+        format!("{:.1}*", m.time_s)
+    } else {
+        format!("{:.1}", m.time_s)
+    }
+}
+
+struct Row {
+    rate: f64,
+    phase: f64,
+    tcp: Measure,
+    wwp: Measure,
+}
+
+pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
+    let base = ctx.load("onoff.toml")?;
+    ctx.say(&format!(
+        "Wave & Wait vs TCP Reno — {} seed(s) per row; times in s, bytes are transport bytes of both ends;\n\
+         * = the transfer did not complete in every seed (TCP gave up after its maximum consecutive RTOs)\n",
+        ctx.seeds
+    ));
+    let m = |ctx: &mut Ctx, p: &str, bytes: &str, rate: f64, phase: f64, b: &str| {
+        ctx.measure(&base, &sets(p, bytes, rate, phase, b))
+    };
+    // Tables 1 and 2 share the error-free baseline (tests 1.1/1.2).
+    let mut rows1 = Vec::new();
+    for &(rate, ..) in TABLE1 {
+        let phase = if rate == 0.0 { 0.0 } else { 10.0 };
+        rows1.push(Row {
+            rate,
+            phase,
+            tcp: m(ctx, "reno", "5MiB", rate, phase, "conservative")?,
+            wwp: m(ctx, "wwp", "5MiB", rate, phase, "conservative")?,
+        });
+    }
+    let mut rows2 = Vec::new();
+    for &(rate, ..) in TABLE2 {
+        rows2.push(Row {
+            rate,
+            phase: 4.0,
+            tcp: m(ctx, "reno", "5MiB", rate, 4.0, "conservative")?,
+            wwp: m(ctx, "wwp", "5MiB", rate, 4.0, "conservative")?,
+        });
+    }
+    let base_tcp = rows1[0].tcp.time_s;
+    let base_wwp = rows1[0].wwp.time_s;
+    let mut csv = Vec::new();
+    for (title, rows, paper_rows) in [
+        ("Table 1: 5 MB, 10 s On/Off phases", &rows1, TABLE1),
+        ("Table 2: 5 MB, 4 s On/Off phases", &rows2, TABLE2),
+    ] {
+        ctx.say(&format!("\n{title}\n"));
+        ctx.say(&format!(
+            "{:>5} {:>5} | {:>8} {:>8} | {:>9} {:>9} | {:>8} {:>8} | {:>8} {:>8} | {:>8} {:>8}\n",
+            "drop%",
+            "proto",
+            "time",
+            "paper",
+            "wastage",
+            "paper",
+            "t.ovh",
+            "paper",
+            "thr B/s",
+            "paper",
+            "retx",
+            "timeouts"
+        ));
+        for (r, p) in rows.iter().zip(paper_rows.iter()) {
+            for (name, ours, ptime, pbytes, btime, pbase) in [
+                ("TCP", &r.tcp, p.1, p.2, base_tcp, TABLE1[0].1),
+                ("WWP", &r.wwp, p.3, p.4, base_wwp, TABLE1[0].3),
+            ] {
+                let wastage = ours.transport_bytes - MIB5;
+                let tovh = ours.time_s - btime;
+                let thr = MIB5 / ours.time_s;
+                ctx.say(&format!(
+                    "{:>5} {:>5} | {:>8} {:>8.1} | {:>9.0} {:>9.0} | {:>8.1} {:>8} | {:>8.0} {:>8.0} | {:>8.0} {:>8.0}\n",
+                    r.rate, name, tm(ours), ptime, wastage, pbytes - MIB5, tovh,
+                    paper((r.rate > 0.0).then_some(ptime - pbase), 1), thr, MIB5 / ptime,
+                    ours.retransmitted, ours.timeouts
+                ));
+                csv.push(format!(
+                    "{},{},{},{:.3},{:.0},{:.0},{:.3},{:.0},{:.3},{:.0},{:.0},{:.0}",
+                    r.phase,
+                    r.rate,
+                    name,
+                    ours.time_s,
+                    ours.transport_bytes,
+                    wastage,
+                    tovh,
+                    thr,
+                    ptime,
+                    pbytes,
+                    ours.retransmitted,
+                    ours.timeouts
+                ));
+            }
+        }
+    }
+    ctx.csv(
+        "wwp_tables_1_2.csv",
+        "phase_s,drop_pct,protocol,time_s,total_bytes,wastage_bytes,time_overhead_s,throughput_Bps,paper_time_s,paper_total_bytes,retransmitted,timeouts",
+        &csv,
+    )?;
+
+    // Table 3: the ratios, ours against the ones the paper's Tables 1–2 give.
+    ctx.say("\nTable 3: TCP/WWP ratios (energy expenditure = wastage ratio)\n");
+    ctx.say(&format!(
+        "{:>6} {:>5} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7}\n",
+        "phase", "drop%", "energy", "paper", "thrput", "paper", "time", "paper"
+    ));
+    let mut fig_time = Vec::new();
+    for (rows, paper_rows) in [(&rows1, TABLE1), (&rows2, TABLE2)] {
+        for (r, p) in rows.iter().zip(paper_rows.iter()) {
+            let e = (r.tcp.transport_bytes - MIB5) / (r.wwp.transport_bytes - MIB5);
+            let pe = (p.2 - MIB5) / (p.4 - MIB5);
+            let t = r.tcp.time_s / r.wwp.time_s;
+            let pt = p.1 / p.3;
+            ctx.say(&format!(
+                "{:>6} {:>5} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2}\n",
+                r.phase,
+                r.rate,
+                e,
+                pe,
+                1.0 / t,
+                1.0 / pt,
+                t,
+                pt
+            ));
+            let series = |who: &str| {
+                format!(
+                    "{who} {}s",
+                    r.phase.max(if rows.len() == 3 { 4.0 } else { 10.0 })
+                )
+            };
+            fig_time.push((r.rate, series("TCP (ours)"), r.tcp.time_s));
+            fig_time.push((r.rate, series("WWP (ours)"), r.wwp.time_s));
+            fig_time.push((r.rate, series("TCP (paper)"), p.1));
+            fig_time.push((r.rate, series("WWP (paper)"), p.3));
+        }
+    }
+    ctx.figure(
+        "wwp_connection_time",
+        "Connection time, 5 MB, On/Off phases (Tables 1-2)",
+        "drop rate during On phases (%)",
+        "connection time (s)",
+        false,
+        &fig_time,
+    )?;
+
+    // Table 4: 2 MB under rapid changes.
+    ctx.say("\nTable 4: 2 MB, rapid On/Off changes\n");
+    ctx.say(&format!(
+        "{:>5} {:>5} | {:>8} {:>8} | {:>8} {:>8} | {:>9} {:>9} | {:>9} {:>9} | {:>5} {:>5}\n",
+        "drop%",
+        "phase",
+        "TCP t",
+        "paper",
+        "WWP t",
+        "paper",
+        "TCP B",
+        "paper",
+        "WWP B",
+        "paper",
+        "ratio",
+        "paper"
+    ));
+    let mut csv = Vec::new();
+    let mut fig = Vec::new();
+    for (i, &(rate, phase, ptt, pwt, ptb, pwb)) in TABLE4.iter().enumerate() {
+        let tcp = m(ctx, "reno", "2MiB", rate, phase, "conservative")?;
+        let wwp = m(ctx, "wwp", "2MiB", rate, phase, "conservative")?;
+        let ratio = wwp.time_s / tcp.time_s;
+        ctx.say(&format!(
+            "{:>5} {:>5} | {:>8} {:>8.1} | {:>8} {:>8.1} | {:>9.0} {:>9.0} | {:>9.0} {:>9.0} | {:>5.2} {:>5.2}\n",
+            rate, phase, tm(&tcp), ptt, tm(&wwp), pwt, tcp.transport_bytes, ptb,
+            wwp.transport_bytes, pwb, ratio, pwt / ptt
+        ));
+        csv.push(format!(
+            "{rate},{phase},{:.3},{:.3},{:.0},{:.0},{ratio:.4},{ptt},{pwt},{ptb},{pwb}",
+            tcp.time_s, wwp.time_s, tcp.transport_bytes, wwp.transport_bytes
+        ));
+        let _ = MIB2;
+        fig.push((i as f64, "WWP/TCP time (ours)".to_string(), ratio));
+        fig.push((i as f64, "WWP/TCP time (paper)".to_string(), pwt / ptt));
+    }
+    ctx.csv(
+        "wwp_table_4.csv",
+        "drop_pct,phase_s,tcp_time_s,wwp_time_s,tcp_bytes,wwp_bytes,time_ratio,paper_tcp_time_s,paper_wwp_time_s,paper_tcp_bytes,paper_wwp_bytes",
+        &csv,
+    )?;
+    ctx.figure(
+        "wwp_table4_ratio",
+        "WWP/TCP connection-time ratio, 2 MB (Table 4 rows in order)",
+        "Table 4 row (0: error-free, then 10/1, 33/1, 50/1, 100/1, 100/2, 50/2, 33/2, 33/5)",
+        "time ratio WWP/TCP",
+        false,
+        &fig,
+    )?;
+
+    // Table 5: conservative vs aggressive.
+    ctx.say(
+        "\nTable 5: conservative vs aggressive WWP, 5 MB, 10 s phases (the paper's numbers are not in our copy)\n",
+    );
+    ctx.say(&format!(
+        "{:>5} | {:>8} {:>9} | {:>8} {:>9} | {:>9} {:>9}\n",
+        "drop%", "cons t", "cons B", "aggr t", "aggr B", "Δthr %", "Δbytes"
+    ));
+    let mut csv = Vec::new();
+    let mut fig = Vec::new();
+    for rate in [0.0, 5.0, 20.0, 33.0, 50.0, 100.0] {
+        let phase = if rate == 0.0 { 0.0 } else { 10.0 };
+        let c = m(ctx, "wwp", "5MiB", rate, phase, "conservative")?;
+        let a = m(ctx, "wwp", "5MiB", rate, phase, "aggressive")?;
+        let dthr = (c.time_s / a.time_s - 1.0) * 100.0;
+        let dbytes = a.transport_bytes - c.transport_bytes;
+        ctx.say(&format!(
+            "{:>5} | {:>8} {:>9.0} | {:>8} {:>9.0} | {:>9.1} {:>9.0}\n",
+            rate,
+            tm(&c),
+            c.transport_bytes,
+            tm(&a),
+            a.transport_bytes,
+            dthr,
+            dbytes
+        ));
+        csv.push(format!(
+            "{rate},{:.3},{:.0},{:.3},{:.0}",
+            c.time_s, c.transport_bytes, a.time_s, a.transport_bytes
+        ));
+        fig.push((rate, "conservative".to_string(), MIB5 / c.time_s / 1024.0));
+        fig.push((rate, "aggressive".to_string(), MIB5 / a.time_s / 1024.0));
+    }
+    ctx.csv(
+        "wwp_table_5.csv",
+        "drop_pct,conservative_time_s,conservative_bytes,aggressive_time_s,aggressive_bytes",
+        &csv,
+    )?;
+    ctx.figure(
+        "wwp_table5_throughput",
+        "Effective throughput, conservative vs aggressive WWP (Table 5)",
+        "drop rate during On phases (%)",
+        "effective throughput (KB/s)",
+        false,
+        &fig,
+    )?;
+    Ok(())
+}

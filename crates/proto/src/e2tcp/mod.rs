@@ -1,0 +1,81 @@
+//! E2TCP (Donckers, Havinga, Smit & Smit): an energy-efficient TCP variant
+//! for the wireless hop of a split connection. Compact header (addresses only
+//! at set-up, then a one-byte connection id), 2×16-bit SACK blocks, immediate
+//! retransmission of reported holes, burst-aware window rules and separate
+//! transmission and retransmission timers.
+//!
+//! Files: [`config`] (parameters and dissection switches), [`window`] (the
+//! window rules), [`sender`], [`receiver`], [`proxy`] (the base-station agent
+//! that splits a connection into wired TCP and wireless E2TCP).
+
+pub mod config;
+pub mod proxy;
+pub mod receiver;
+pub mod sender;
+#[cfg(test)]
+mod tests;
+pub mod window;
+
+pub use config::E2tcpConfig;
+pub use proxy::{SplitProxy, WiredSide};
+pub use receiver::E2tcpReceiver;
+pub use sender::{E2tcpSender, E2tcpState};
+
+use joulenet_wire::e2tcp::{E2tcpAddrs, E2tcpRepr};
+
+use crate::net::{Addr, NetworkHeader, TimerId, TxOpts};
+
+pub const PROTOCOL: &str = "e2tcp";
+
+pub mod timers {
+    use super::TimerId;
+    /// Sender: the newest first transmission is overdue.
+    pub const TRANSMIT: TimerId = TimerId(0);
+    /// Sender: the newest retransmission is overdue.
+    pub const RETRANSMIT: TimerId = TimerId(1);
+}
+
+/// How a segment travels: no network header when compressed (the E2TCP
+/// header replaces IP+TCP on the hop), else a 20-byte IPv4 header.
+pub(crate) fn tx_opts(cfg: &E2tcpConfig) -> TxOpts {
+    if cfg.compression {
+        TxOpts {
+            network_header: NetworkHeader::None,
+            ..TxOpts::ipv4(254)
+        }
+    } else {
+        TxOpts::ipv4(254)
+    }
+}
+
+/// Fill in what compression leaves out: without compression every segment
+/// carries addresses, sequence, acknowledgement and window.
+pub(crate) fn finish_header(
+    cfg: &E2tcpConfig,
+    r: &mut E2tcpRepr,
+    local: Addr,
+    peer: Addr,
+    snd_nxt: u32,
+    rcv_nxt: u32,
+) {
+    if r.syn || !cfg.compression {
+        r.addrs = Some(E2tcpAddrs {
+            src_node: local.node,
+            src_port: local.port,
+            dst_node: peer.node,
+            dst_port: peer.port,
+        });
+    }
+    if !cfg.compression {
+        r.seq.get_or_insert(snd_nxt);
+        r.ack.get_or_insert(rcv_nxt);
+        r.window.get_or_insert(u16::MAX);
+    }
+}
+
+/// Unwrap a 32-bit sequence number near `base` into a stream offset.
+pub(crate) fn unwrap(base: u64, wire: u32) -> Option<u64> {
+    let diff = wire.wrapping_sub(base as u32) as i32 as i64;
+    let off = base as i64 + diff;
+    (off >= 0).then_some(off as u64)
+}

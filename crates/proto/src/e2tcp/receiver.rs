@@ -1,0 +1,167 @@
+//! The E2TCP receiver: acknowledges every segment at once with the
+//! contiguous prefix and up to two SACK blocks of what lies beyond it.
+
+use joulenet_wire::e2tcp::{E2tcpPacket, E2tcpRepr, MAX_SACK};
+
+use super::config::E2tcpConfig;
+use super::{finish_header, tx_opts, unwrap, PROTOCOL};
+use crate::net::{Addr, Agent, Net, TimerId, TransportEvent};
+use crate::stats::TransportStats;
+use crate::tcp::reassembly::Reassembly;
+
+pub struct E2tcpReceiver {
+    cfg: E2tcpConfig,
+    peer: Option<Addr>,
+    conn_id: u8,
+    established: bool,
+    rcv_nxt: u64,
+    held: Reassembly,
+    /// Stream offset of the FIN, once seen.
+    fin_at: Option<u64>,
+    closed: bool,
+    stats: TransportStats,
+}
+
+impl E2tcpReceiver {
+    pub fn new(cfg: E2tcpConfig) -> E2tcpReceiver {
+        E2tcpReceiver {
+            cfg,
+            peer: None,
+            conn_id: 0,
+            established: false,
+            rcv_nxt: 0,
+            held: Reassembly::default(),
+            fin_at: None,
+            closed: false,
+            stats: TransportStats::default(),
+        }
+    }
+
+    /// Bytes delivered in order so far.
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    fn ack_number(&self) -> u64 {
+        match self.fin_at {
+            Some(f) if f == self.rcv_nxt => f + 1,
+            _ => self.rcv_nxt,
+        }
+    }
+
+    fn send_ack(&mut self, net: &mut dyn Net, syn: bool) {
+        let Some(peer) = self.peer else { return };
+        let ack = self.ack_number();
+        let sack = self
+            .held
+            .sack_blocks(self.rcv_nxt, MAX_SACK)
+            .into_iter()
+            .filter(|&(_, r)| r - ack <= u16::MAX as u64)
+            .map(|(l, r)| (l as u32, r as u32))
+            .collect();
+        let mut r = E2tcpRepr {
+            syn,
+            conn_id: self.conn_id,
+            ack: Some(ack as u32),
+            sack,
+            ..E2tcpRepr::default()
+        };
+        if syn {
+            r.seq = Some(0);
+            r.window = Some(u16::MAX);
+        }
+        let local = net.local();
+        finish_header(&self.cfg, &mut r, local, peer, 0, ack as u32);
+        let mut p = net.packet_buffer();
+        if r.emit(&[], &mut p).is_ok() {
+            self.stats.control_packets += 1;
+            self.stats.control_bytes += p.len() as u64;
+            net.send(peer, p, tx_opts(&self.cfg));
+        }
+    }
+
+    fn accept(&mut self, net: &mut dyn Net, off: u64, data: &[u8]) {
+        let end = off + data.len() as u64;
+        if end <= self.rcv_nxt {
+            return;
+        }
+        if off <= self.rcv_nxt {
+            net.deliver(&data[(self.rcv_nxt - off) as usize..]);
+            self.rcv_nxt = end;
+            while let Some(piece) = self.held.pop_in_order(self.rcv_nxt) {
+                self.rcv_nxt += piece.len() as u64;
+                net.deliver(&piece);
+            }
+        } else {
+            self.held.insert(off, data);
+        }
+    }
+}
+
+impl Agent for E2tcpReceiver {
+    fn protocol(&self) -> &'static str {
+        PROTOCOL
+    }
+
+    fn start(&mut self, _net: &mut dyn Net) {}
+
+    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+        let Ok(p) = E2tcpPacket::new_checked(packet) else {
+            self.stats.malformed_dropped += 1;
+            return;
+        };
+        let Ok(r) = E2tcpRepr::parse(&p) else {
+            self.stats.malformed_dropped += 1;
+            return;
+        };
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += packet.len() as u64;
+        if r.syn {
+            if self.peer.is_none() {
+                self.peer = Some(from);
+                self.conn_id = r.conn_id;
+            }
+            if self.peer == Some(from) && r.conn_id == self.conn_id {
+                self.send_ack(net, true);
+            } else {
+                self.stats.unexpected_dropped += 1;
+            }
+            return;
+        }
+        if self.peer != Some(from) || r.conn_id != self.conn_id {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        if !self.established {
+            self.established = true;
+            net.event(TransportEvent::Established);
+        }
+        if let Some(seq) = r.seq {
+            if let Some(off) = unwrap(self.rcv_nxt, seq) {
+                let payload = p.payload();
+                if !payload.is_empty() {
+                    self.accept(net, off, payload);
+                }
+                if r.fin {
+                    self.fin_at = Some(off + payload.len() as u64);
+                }
+            }
+        }
+        if !self.closed && self.fin_at == Some(self.rcv_nxt) {
+            self.closed = true;
+            net.deliver_finished();
+            net.event(TransportEvent::Closed);
+        }
+        self.send_ack(net, false);
+    }
+
+    fn on_timer(&mut self, _net: &mut dyn Net, _timer: TimerId) {}
+
+    fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed
+    }
+}

@@ -1,0 +1,429 @@
+//! The E2TCP sender: SACK-driven immediate retransmission, burst-aware window
+//! and two timers (one for first transmissions, one for retransmissions).
+
+use std::collections::BTreeMap;
+
+use joulenet_wire::e2tcp::{E2tcpPacket, E2tcpRepr};
+
+use super::config::E2tcpConfig;
+use super::window::{AckClass, Window};
+use super::{finish_header, timers, tx_opts, unwrap, PROTOCOL};
+use crate::net::{Addr, Agent, AppRead, Net, TimerId, TransportEvent};
+use crate::stats::TransportStats;
+use crate::tcp::rtt::RttEstimator;
+use crate::time::{Duration, Time};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum E2tcpState {
+    Closed,
+    SynSent,
+    Established,
+    /// All data acknowledged, FIN sent.
+    FinSent,
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct Segment {
+    data: Vec<u8>,
+    sent_at: Time,
+    /// Transmission order of the last sending.
+    order: u64,
+    /// The last sending was a retransmission.
+    retransmitted: bool,
+    ever_retransmitted: bool,
+    sacked: bool,
+    lost: bool,
+}
+
+impl Segment {
+    fn in_flight(&self) -> bool {
+        !self.sacked && !self.lost
+    }
+}
+
+pub struct E2tcpSender {
+    cfg: E2tcpConfig,
+    peer: Addr,
+    conn_id: u8,
+    state: E2tcpState,
+    window: Window,
+    rtt: RttEstimator,
+    /// Unacknowledged segments by stream offset.
+    segs: BTreeMap<u64, Segment>,
+    snd_una: u64,
+    snd_nxt: u64,
+    order: u64,
+    app_finished: bool,
+    fin_sent_at: Time,
+    /// Highest offset sent when the last TCP-like reduction happened.
+    recovery_point: u64,
+    consecutive_timeouts: u32,
+    last_class: AckClass,
+    stats: TransportStats,
+    buf: Vec<u8>,
+}
+
+impl E2tcpSender {
+    pub fn new(cfg: E2tcpConfig, peer: Addr) -> E2tcpSender {
+        E2tcpSender {
+            window: Window::new(&cfg),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            buf: vec![0; cfg.mss as usize],
+            cfg,
+            peer,
+            conn_id: 0,
+            state: E2tcpState::Closed,
+            segs: BTreeMap::new(),
+            snd_una: 0,
+            snd_nxt: 0,
+            order: 0,
+            app_finished: false,
+            fin_sent_at: Time::ZERO,
+            recovery_point: 0,
+            consecutive_timeouts: 0,
+            last_class: AckClass::Clean,
+            stats: TransportStats::default(),
+        }
+    }
+
+    pub fn state(&self) -> E2tcpState {
+        self.state
+    }
+    pub fn cwnd(&self) -> u32 {
+        self.window.segments()
+    }
+    pub fn last_class(&self) -> AckClass {
+        self.last_class
+    }
+    pub fn lost_segments(&self) -> usize {
+        self.segs.values().filter(|s| s.lost).count()
+    }
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+
+    fn emit(&mut self, net: &mut dyn Net, mut r: E2tcpRepr, payload: &[u8]) -> Option<Vec<u8>> {
+        r.conn_id = self.conn_id;
+        let local = net.local();
+        finish_header(&self.cfg, &mut r, local, self.peer, self.snd_nxt as u32, 0);
+        let mut p = net.packet_buffer();
+        r.emit(payload, &mut p).ok()?;
+        Some(p)
+    }
+
+    fn send_syn(&mut self, net: &mut dyn Net) {
+        let r = E2tcpRepr {
+            syn: true,
+            seq: Some(0),
+            window: Some(u16::MAX),
+            ..E2tcpRepr::default()
+        };
+        if let Some(p) = self.emit(net, r, &[]) {
+            self.stats.control_packets += 1;
+            self.stats.control_bytes += p.len() as u64;
+            net.send(self.peer, p, tx_opts(&self.cfg));
+        }
+        let t = net.now() + self.rtt.rto();
+        net.set_timer(timers::TRANSMIT, t);
+    }
+
+    fn send_fin(&mut self, net: &mut dyn Net) {
+        self.state = E2tcpState::FinSent;
+        let r = E2tcpRepr {
+            fin: true,
+            seq: Some(self.snd_nxt as u32),
+            ..E2tcpRepr::default()
+        };
+        if let Some(p) = self.emit(net, r, &[]) {
+            self.stats.control_packets += 1;
+            self.stats.control_bytes += p.len() as u64;
+            net.send(self.peer, p, tx_opts(&self.cfg));
+        }
+        self.fin_sent_at = net.now();
+        net.cancel_timer(timers::RETRANSMIT);
+        let t = net.now() + self.rtt.rto();
+        net.set_timer(timers::TRANSMIT, t);
+    }
+
+    fn send_segment(&mut self, net: &mut dyn Net, off: u64, retransmission: bool) {
+        let now = net.now();
+        self.order += 1;
+        let order = self.order;
+        let data = {
+            let s = self.segs.get_mut(&off).expect("segment exists");
+            s.sent_at = now;
+            s.order = order;
+            s.retransmitted = retransmission;
+            s.ever_retransmitted |= retransmission;
+            s.lost = false;
+            s.data.clone()
+        };
+        let r = E2tcpRepr {
+            seq: Some(off as u32),
+            ..E2tcpRepr::default()
+        };
+        if let Some(p) = self.emit(net, r, &data) {
+            if retransmission {
+                self.stats.retransmitted_packets += 1;
+                self.stats.retransmitted_bytes += p.len() as u64;
+            } else {
+                self.stats.data_packets += 1;
+                self.stats.data_bytes += p.len() as u64;
+                self.stats.payload_bytes += data.len() as u64;
+            }
+            net.send(self.peer, p, tx_opts(&self.cfg));
+        }
+    }
+
+    fn flight(&self) -> u32 {
+        self.segs.values().filter(|s| s.in_flight()).count() as u32
+    }
+
+    /// Send what the window allows: reported holes first, then new data.
+    fn transmit(&mut self, net: &mut dyn Net) {
+        if self.state != E2tcpState::Established {
+            return;
+        }
+        let mss = self.cfg.mss as usize;
+        let span_limit = (self.cfg.max_window as u64 * mss as u64).min(65_000);
+        while self.flight() < self.window.segments() {
+            if let Some(off) = self.segs.iter().find(|(_, s)| s.lost).map(|(&o, _)| o) {
+                self.send_segment(net, off, true);
+                continue;
+            }
+            if self.app_finished || self.snd_nxt + mss as u64 - self.snd_una > span_limit {
+                break;
+            }
+            match net.app_read(&mut self.buf[..mss]) {
+                AppRead::Data(n) => {
+                    let off = self.snd_nxt;
+                    self.segs.insert(
+                        off,
+                        Segment {
+                            data: self.buf[..n].to_vec(),
+                            sent_at: Time::ZERO,
+                            order: 0,
+                            retransmitted: false,
+                            ever_retransmitted: false,
+                            sacked: false,
+                            lost: false,
+                        },
+                    );
+                    self.snd_nxt += n as u64;
+                    self.send_segment(net, off, false);
+                }
+                AppRead::Pending => break,
+                AppRead::Finished => self.app_finished = true,
+            }
+        }
+        if self.app_finished && self.segs.is_empty() {
+            self.send_fin(net);
+            return;
+        }
+        self.arm_timers(net);
+    }
+
+    /// Each timer runs from the newest in-flight sending of its kind.
+    fn arm_timers(&mut self, net: &mut dyn Net) {
+        let rto = self.rtt.rto();
+        for (timer, retx) in [(timers::TRANSMIT, false), (timers::RETRANSMIT, true)] {
+            let newest = self
+                .segs
+                .values()
+                .filter(|s| s.in_flight() && s.retransmitted == retx)
+                .map(|s| s.sent_at)
+                .max();
+            match newest {
+                Some(t) => net.set_timer(timer, t + rto),
+                None => net.cancel_timer(timer),
+            }
+        }
+    }
+
+    fn on_ack(&mut self, net: &mut dyn Net, r: &E2tcpRepr) {
+        let Some(ack) = r.ack.and_then(|a| unwrap(self.snd_una, a)) else {
+            return;
+        };
+        if self.state == E2tcpState::FinSent {
+            if ack > self.snd_nxt {
+                net.cancel_timer(timers::TRANSMIT);
+                self.state = E2tcpState::Done;
+                net.event(TransportEvent::Closed);
+            }
+            return;
+        }
+        if ack > self.snd_nxt + 1 {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        let now = net.now();
+        let mut newest_acked: u64 = 0;
+        let mut rtt_from: Option<(u64, Time)> = None;
+        let mut acked_segments = 0;
+        let mut note = |s: &Segment| {
+            newest_acked = newest_acked.max(s.order);
+            if !s.ever_retransmitted && rtt_from.is_none_or(|(o, _)| s.order > o) {
+                rtt_from = Some((s.order, s.sent_at));
+            }
+        };
+        // Cumulatively acknowledged.
+        let done: Vec<u64> = self.segs.range(..ack).map(|(&o, _)| o).collect();
+        for o in done {
+            let s = self.segs.remove(&o).expect("present");
+            if o + s.data.len() as u64 > ack {
+                // A partial ACK of one segment cannot happen with whole
+                // segments; keep it to be safe.
+                self.segs.insert(o, s);
+                continue;
+            }
+            if !s.sacked {
+                note(&s);
+                acked_segments += 1;
+            }
+        }
+        self.snd_una = self.snd_una.max(ack.min(self.snd_nxt));
+        // Selectively acknowledged.
+        for &(l, rt) in &r.sack {
+            let (Some(l), Some(rt)) = (unwrap(self.snd_una, l), unwrap(self.snd_una, rt)) else {
+                continue;
+            };
+            for (&o, s) in self.segs.range_mut(l..rt) {
+                if !s.sacked && o + s.data.len() as u64 <= rt {
+                    s.sacked = true;
+                    note(s);
+                    acked_segments += 1;
+                }
+            }
+        }
+        // One hop, no reordering: whatever was sent before a segment that
+        // arrived, and has not arrived itself, was lost.
+        let mut new_losses = 0;
+        for s in self.segs.values_mut() {
+            if s.in_flight() && s.order < newest_acked {
+                s.lost = true;
+                new_losses += 1;
+            }
+        }
+        if let Some((_, at)) = rtt_from {
+            let sample = now.saturating_since(at);
+            self.rtt.sample(sample);
+            self.stats.rtt.record(sample);
+            self.stats.rtt.smoothed = self.rtt.srtt();
+        }
+        if acked_segments > 0 {
+            self.consecutive_timeouts = 0;
+        }
+        let in_recovery = self.snd_una < self.recovery_point;
+        if new_losses > 0 && !in_recovery {
+            self.recovery_point = self.snd_nxt;
+            self.stats.fast_recoveries += 1;
+        }
+        if acked_segments > 0 || new_losses > 0 {
+            self.last_class = self.window.on_ack(acked_segments, new_losses, in_recovery);
+        }
+        self.transmit(net);
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net, retransmissions: bool) {
+        self.stats.timeouts += 1;
+        self.consecutive_timeouts += 1;
+        if self.consecutive_timeouts > self.cfg.max_timeouts {
+            self.state = E2tcpState::Done;
+            net.cancel_timer(timers::TRANSMIT);
+            net.cancel_timer(timers::RETRANSMIT);
+            net.event(TransportEvent::Aborted);
+            return;
+        }
+        self.rtt.back_off();
+        match self.state {
+            E2tcpState::SynSent => self.send_syn(net),
+            E2tcpState::FinSent => self.send_fin(net),
+            E2tcpState::Established => {
+                let now = net.now();
+                for s in self.segs.values_mut() {
+                    if s.in_flight() && s.retransmitted == retransmissions && s.sent_at <= now {
+                        s.lost = true;
+                    }
+                }
+                self.window.on_timeout();
+                self.recovery_point = self.snd_nxt;
+                self.transmit(net);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Agent for E2tcpSender {
+    fn protocol(&self) -> &'static str {
+        PROTOCOL
+    }
+
+    fn start(&mut self, net: &mut dyn Net) {
+        if self.state == E2tcpState::Closed {
+            // A connection identifier both ends use instead of addresses.
+            self.conn_id = (net.rng().next_u32() & 0xff) as u8;
+            self.state = E2tcpState::SynSent;
+            self.send_syn(net);
+        }
+    }
+
+    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+        let Ok(p) = E2tcpPacket::new_checked(packet) else {
+            self.stats.malformed_dropped += 1;
+            return;
+        };
+        let Ok(r) = E2tcpRepr::parse(&p) else {
+            self.stats.malformed_dropped += 1;
+            return;
+        };
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += packet.len() as u64;
+        if from != self.peer || r.conn_id != self.conn_id {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        match self.state {
+            E2tcpState::SynSent if r.syn && r.ack.is_some() => {
+                net.cancel_timer(timers::TRANSMIT);
+                self.consecutive_timeouts = 0;
+                self.state = E2tcpState::Established;
+                net.event(TransportEvent::Established);
+                self.transmit(net);
+            }
+            E2tcpState::Established | E2tcpState::FinSent if !r.syn => self.on_ack(net, &r),
+            _ => self.stats.unexpected_dropped += 1,
+        }
+    }
+
+    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
+        match timer {
+            timers::TRANSMIT => self.on_timeout(net, false),
+            timers::RETRANSMIT => self.on_timeout(net, true),
+            _ => {}
+        }
+    }
+
+    fn on_app_ready(&mut self, net: &mut dyn Net) {
+        self.transmit(net);
+    }
+
+    fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    fn gauge(&self, name: &str) -> Option<f64> {
+        match name {
+            "cwnd" => Some(self.window.cwnd() * self.cfg.mss as f64),
+            "flight" => Some(self.flight() as f64 * self.cfg.mss as f64),
+            "srtt_ms" => self.rtt.srtt().map(|s| s.as_millis_f64()),
+            "rto_ms" => Some(self.rtt.rto().as_millis_f64()),
+            _ => None,
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.state == E2tcpState::Done
+    }
+}

@@ -1,0 +1,299 @@
+//! A tiny deterministic driver for protocol unit tests: agents on nodes
+//! 0..n joined by FIFO links of fixed rate and delay, a loss function the test
+//! controls, a virtual clock, a source application on agent 0 and a sink
+//! application on the last agent.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rand_core::SeedableRng;
+
+use crate::net::{
+    Addr, Agent, AppRead, LinkInfo, Net, RadioControl, RadioMode, Route, TimerId, TransportEvent,
+    TxOpts, MAX_TIMERS,
+};
+use crate::time::{Duration, Time};
+
+/// Decides whether a packet is lost: (now, from node, to node, packet).
+pub(crate) type DropFn = Box<dyn FnMut(Time, u32, u32, &[u8]) -> bool>;
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Arrive {
+        to: usize,
+        from: Addr,
+        packet: Vec<u8>,
+    },
+    Timer {
+        agent: usize,
+        id: u8,
+        at: Time,
+    },
+}
+
+#[allow(dead_code)]
+pub(crate) struct Sent {
+    pub at: Time,
+    pub from: u32,
+    pub to: u32,
+    pub packet: Vec<u8>,
+    pub dropped: bool,
+}
+
+pub(crate) struct World {
+    pub now: Time,
+    pub agents: Vec<Box<dyn Agent>>,
+    pub addrs: Vec<Addr>,
+    queue: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    seq: u64,
+    timers: Vec<[Time; MAX_TIMERS]>,
+    link_free: std::collections::HashMap<(u32, u32), Time>,
+    pub delay: Duration,
+    /// Transmission time per byte.
+    pub per_byte: Duration,
+    pub drop: DropFn,
+    pub source: Vec<u8>,
+    pub source_pos: usize,
+    /// Largest chunk one `app_read` returns.
+    pub chunk: usize,
+    pub delivered: Vec<u8>,
+    pub finished: u32,
+    pub events: Vec<(usize, TransportEvent)>,
+    pub log: Vec<Sent>,
+    rng: rand_pcg::Pcg64Mcg,
+    radio: Radio,
+}
+
+struct Radio;
+impl RadioControl for Radio {
+    fn set_mode(&mut self, _mode: RadioMode) {}
+    fn mode(&self) -> RadioMode {
+        RadioMode::Awake
+    }
+}
+
+impl World {
+    /// Agents `agents[i]` live at node `i`, port 1.
+    pub fn new(agents: Vec<Box<dyn Agent>>, source: Vec<u8>) -> World {
+        let n = agents.len();
+        World {
+            now: Time::ZERO,
+            addrs: (0..n as u32).map(|i| Addr::new(i, 1)).collect(),
+            agents,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            timers: vec![[Time::NEVER; MAX_TIMERS]; n],
+            link_free: Default::default(),
+            delay: Duration::from_millis(10),
+            // 1 Mbit/s.
+            per_byte: Duration::from_nanos(8_000),
+            drop: Box::new(|_, _, _, _| false),
+            source,
+            source_pos: 0,
+            chunk: 1 << 20,
+            delivered: Vec::new(),
+            finished: 0,
+            events: Vec::new(),
+            log: Vec::new(),
+            rng: rand_pcg::Pcg64Mcg::seed_from_u64(7),
+            radio: Radio,
+        }
+    }
+
+    fn push(&mut self, at: Time, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Reverse((at, self.seq, ev)));
+    }
+
+    fn with_agent(&mut self, i: usize, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) {
+        let mut agent = std::mem::replace(&mut self.agents[i], Box::new(Dummy));
+        let mut ctx = Ctx { w: self, me: i };
+        f(agent.as_mut(), &mut ctx);
+        self.agents[i] = agent;
+    }
+
+    pub fn start(&mut self) {
+        for i in (0..self.agents.len()).rev() {
+            self.with_agent(i, |a, c| a.start(c));
+        }
+    }
+
+    /// Process one event; false when none is left or the next is after `until`.
+    pub fn step(&mut self, until: Time) -> bool {
+        let Some(Reverse((t, s, ev))) = self.queue.pop() else {
+            return false;
+        };
+        if t > until {
+            self.queue.push(Reverse((t, s, ev)));
+            return false;
+        }
+        self.now = t;
+        match ev {
+            Ev::Arrive { to, from, packet } => {
+                self.with_agent(to, |a, c| a.on_packet(c, from, &packet))
+            }
+            Ev::Timer { agent, id, at } => {
+                if self.timers[agent][id as usize] == at {
+                    self.timers[agent][id as usize] = Time::NEVER;
+                    self.with_agent(agent, |a, c| a.on_timer(c, TimerId(id)));
+                }
+            }
+        }
+        true
+    }
+
+    /// Run until every agent is closed (true) or `until` passes (false).
+    pub fn run(&mut self, until: Time) -> bool {
+        while !self.agents.iter().all(|a| a.is_closed()) {
+            if !self.step(until) {
+                return self.agents.iter().all(|a| a.is_closed());
+            }
+        }
+        true
+    }
+
+    /// Deliver a packet to agent `to` as if from agent `from`, now.
+    pub fn inject(&mut self, from: usize, to: usize, packet: &[u8]) {
+        let from = self.addrs[from];
+        self.with_agent(to, |a, c| a.on_packet(c, from, packet));
+    }
+
+    /// Fire agent `i`'s timer now, armed or not.
+    pub fn fire(&mut self, i: usize, id: u8) {
+        self.timers[i][id as usize] = Time::NEVER;
+        self.with_agent(i, |a, c| a.on_timer(c, TimerId(id)));
+    }
+
+    /// Packets sent since the last call, dropping the log.
+    pub fn take_log(&mut self) -> Vec<Sent> {
+        std::mem::take(&mut self.log)
+    }
+
+    /// Throw away every packet in flight.
+    pub fn flush_in_flight(&mut self) {
+        let kept: Vec<_> = std::mem::take(&mut self.queue)
+            .into_iter()
+            .filter(|Reverse((_, _, e))| matches!(e, Ev::Timer { .. }))
+            .collect();
+        self.queue = kept.into_iter().collect();
+        self.link_free.clear();
+    }
+}
+
+struct Dummy;
+impl Agent for Dummy {
+    fn protocol(&self) -> &'static str {
+        "dummy"
+    }
+    fn start(&mut self, _: &mut dyn Net) {}
+    fn on_packet(&mut self, _: &mut dyn Net, _: Addr, _: &[u8]) {}
+    fn on_timer(&mut self, _: &mut dyn Net, _: TimerId) {}
+    fn stats(&self) -> &crate::stats::TransportStats {
+        unimplemented!()
+    }
+    fn is_closed(&self) -> bool {
+        true
+    }
+}
+
+pub(crate) struct Ctx<'a> {
+    w: &'a mut World,
+    me: usize,
+}
+
+impl Net for Ctx<'_> {
+    fn now(&self) -> Time {
+        self.w.now
+    }
+    fn local(&self) -> Addr {
+        self.w.addrs[self.me]
+    }
+    fn send(&mut self, to: Addr, packet: Vec<u8>, _opts: TxOpts) {
+        let from = self.w.addrs[self.me];
+        let now = self.w.now;
+        let free = self.w.link_free.entry((from.node, to.node)).or_insert(now);
+        let depart = (*free).max(now) + Duration(self.w.per_byte.0 * packet.len() as u64);
+        *free = depart;
+        let dropped = (self.w.drop)(now, from.node, to.node, &packet);
+        self.w.log.push(Sent {
+            at: now,
+            from: from.node,
+            to: to.node,
+            packet: packet.clone(),
+            dropped,
+        });
+        if !dropped {
+            if let Some(ti) = self.w.addrs.iter().position(|a| *a == to) {
+                let at = depart + self.w.delay;
+                self.w.push(
+                    at,
+                    Ev::Arrive {
+                        to: ti,
+                        from,
+                        packet,
+                    },
+                );
+            }
+        }
+    }
+    fn set_timer(&mut self, timer: TimerId, at: Time) {
+        self.w.timers[self.me][timer.0 as usize] = at;
+        self.w.push(
+            at,
+            Ev::Timer {
+                agent: self.me,
+                id: timer.0,
+                at,
+            },
+        );
+    }
+    fn cancel_timer(&mut self, timer: TimerId) {
+        self.w.timers[self.me][timer.0 as usize] = Time::NEVER;
+    }
+    fn rng(&mut self) -> &mut dyn rand_core::RngCore {
+        &mut self.w.rng
+    }
+    fn app_read(&mut self, buf: &mut [u8]) -> AppRead {
+        if self.me != 0 {
+            return AppRead::Finished;
+        }
+        let left = self.w.source.len() - self.w.source_pos;
+        if left == 0 {
+            return AppRead::Finished;
+        }
+        let n = left.min(buf.len()).min(self.w.chunk);
+        buf[..n].copy_from_slice(&self.w.source[self.w.source_pos..self.w.source_pos + n]);
+        self.w.source_pos += n;
+        AppRead::Data(n)
+    }
+    fn deliver(&mut self, data: &[u8]) {
+        self.w.delivered.extend_from_slice(data);
+    }
+    fn deliver_finished(&mut self) {
+        // Only the sink's end of stream counts (a TCP client also sees the
+        // end of its peer's empty stream).
+        if self.me + 1 == self.w.agents.len() {
+            self.w.finished += 1;
+        }
+    }
+    fn event(&mut self, event: TransportEvent) {
+        self.w.events.push((self.me, event));
+    }
+    fn route(&self, dst: u32) -> Option<Route> {
+        Some(Route {
+            next_hop: dst,
+            hops: 1,
+        })
+    }
+    fn link(&self, _neighbour: u32) -> Option<LinkInfo> {
+        None
+    }
+    fn radio(&mut self) -> &mut dyn RadioControl {
+        &mut self.w.radio
+    }
+}
+
+/// A deterministic byte pattern of length `n`.
+pub(crate) fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
+}

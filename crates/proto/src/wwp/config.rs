@@ -1,0 +1,113 @@
+//! WWP parameters (the paper's defaults: L = 3, W(i) = 12·i, 1 KB payload,
+//! BT = 40 KB/s).
+
+use crate::time::Duration;
+
+/// How the receiver picks the next level and how quickly the sender times out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Behaviour {
+    /// Three levels by wave time, RTT and jitter; resumes low after trouble.
+    Conservative,
+    /// Straight back to the top level whenever a clear period is detected;
+    /// shorter timeouts.
+    Aggressive,
+}
+
+impl std::str::FromStr for Behaviour {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "conservative" => Ok(Behaviour::Conservative),
+            "aggressive" => Ok(Behaviour::Aggressive),
+            _ => Err(format!(
+                "expected \"conservative\" or \"aggressive\", got \"{s}\""
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WwpConfig {
+    /// W(i) for i = 0..=L; W(0) = 0 and W is increasing.
+    pub wave_sizes: Vec<u8>,
+    /// Fixed data payload per segment, bytes.
+    pub payload: u16,
+    /// Baseline throughput BT, bytes per second.
+    pub baseline_bytes_per_sec: f64,
+    pub behaviour: Behaviour,
+    /// Level of the first wave.
+    pub initial_level: u8,
+    /// PROBE_T and SEND_T before any measurement.
+    pub initial_timeout: Duration,
+    /// Floor of PROBE_T.
+    pub min_probe_t: Duration,
+    /// Floor of SEND_T.
+    pub min_send_t: Duration,
+    /// Give up after this many consecutive unanswered timeouts.
+    pub max_retries: u32,
+}
+
+impl Default for WwpConfig {
+    fn default() -> Self {
+        WwpConfig::with_levels(3, 12)
+    }
+}
+
+impl WwpConfig {
+    /// L levels with W(i) = `per_level`·i.
+    pub fn with_levels(levels: u8, per_level: u8) -> WwpConfig {
+        let wave_sizes = (0..=levels as u32)
+            .map(|i| (i * per_level as u32).min(255) as u8)
+            .collect();
+        WwpConfig {
+            wave_sizes,
+            payload: 1024,
+            baseline_bytes_per_sec: 40.0 * 1024.0,
+            behaviour: Behaviour::Conservative,
+            initial_level: levels,
+            initial_timeout: Duration::from_secs(1),
+            min_probe_t: Duration::from_millis(50),
+            min_send_t: Duration::from_millis(100),
+            max_retries: 1000,
+        }
+    }
+
+    /// The top level L.
+    pub fn top(&self) -> u8 {
+        (self.wave_sizes.len() - 1) as u8
+    }
+
+    pub fn wave(&self, level: u8) -> usize {
+        self.wave_sizes
+            .get(level as usize)
+            .copied()
+            .unwrap_or_default() as usize
+    }
+
+    /// Check the invariants; a message names what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.wave_sizes.len() < 2 || self.wave_sizes.len() > 16 {
+            return Err("between 1 and 15 wave levels".into());
+        }
+        if self.wave_sizes[0] != 0 {
+            return Err("W(0) must be 0".into());
+        }
+        if self.wave_sizes.windows(2).any(|w| w[1] <= w[0]) {
+            return Err("wave sizes must increase with the level".into());
+        }
+        if self.payload == 0 || self.baseline_bytes_per_sec <= 0.0 {
+            return Err("payload and baseline throughput must be positive".into());
+        }
+        if self.initial_level == 0 || self.initial_level > self.top() {
+            return Err("initial level must be within 1..=L".into());
+        }
+        Ok(())
+    }
+
+    /// Baseline time B for the rest of a wave of `size` segments after its
+    /// first segment: (size − 1) payloads at BT.
+    pub fn baseline(&self, size: usize) -> Duration {
+        let bytes = size.saturating_sub(1) as f64 * self.payload as f64;
+        Duration::from_secs_f64(bytes / self.baseline_bytes_per_sec)
+    }
+}

@@ -1,0 +1,394 @@
+//! The WWP receiver: times each wave against the baseline, runs its side of
+//! the probe cycle, and answers with N-S ACKs that name every segment still
+//! missing and the next wave level.
+
+use std::collections::BTreeMap;
+
+use joulenet_wire::wwp::{MissingRange, WwpPacket, WwpRepr, WwpType, NS_FLAG_PROBE};
+
+use super::config::WwpConfig;
+use super::level::{after_probes, after_wave, ProbeCycle};
+use super::{timers, PROTOCOL, TX_OPTS};
+use crate::net::{Addr, Agent, Net, TimerId, TransportEvent};
+use crate::stats::TransportStats;
+use crate::time::{Duration, Time};
+
+/// Most missing ranges one N-S ACK lists (the rest are named by later ones).
+pub const MAX_RANGES: usize = 64;
+/// How many earlier PR ACK instances the receiver remembers for pairing.
+const REMEMBER: usize = 8;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReceiverState {
+    Listen,
+    /// Connected, between waves.
+    Estab,
+    /// Segments of a wave are arriving; the wave timer is armed.
+    InWave,
+    /// PR1 ACK sent, waiting for PROBE2.
+    WaitProbe2,
+    /// PR2 ACK sent, waiting for PROBE3.
+    WaitProbe3,
+    Closed,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Wave {
+    first_at: Time,
+    size: usize,
+    received: usize,
+}
+
+pub struct WwpReceiver {
+    cfg: WwpConfig,
+    state: ReceiverState,
+    peer: Option<Addr>,
+    /// Next segment number to deliver.
+    deliver_next: u32,
+    /// Out-of-order segments.
+    held: BTreeMap<u32, Vec<u8>>,
+    /// One past the highest segment number received.
+    next: u32,
+    wave: Option<Wave>,
+    /// The level the last wave decided.
+    last_wave_level: u8,
+    /// The level the last N-S ACK set (resent on a retransmitted PROBE3).
+    last_level: u8,
+    base_rtt: Option<Duration>,
+    pr1_sent: Vec<(u8, Time)>,
+    pr2_sent: Vec<(u8, Time)>,
+    rtt1: Option<Duration>,
+    /// Highest probe sequence number seen, and the first of this cycle.
+    last_probe_seq: u32,
+    cycle_first: u32,
+    lost_before_cycle: u32,
+    stats: TransportStats,
+}
+
+impl WwpReceiver {
+    pub fn new(cfg: WwpConfig) -> WwpReceiver {
+        let top = cfg.top();
+        WwpReceiver {
+            cfg,
+            state: ReceiverState::Listen,
+            peer: None,
+            deliver_next: 0,
+            held: BTreeMap::new(),
+            next: 0,
+            wave: None,
+            last_wave_level: top,
+            last_level: top,
+            base_rtt: None,
+            pr1_sent: Vec::new(),
+            pr2_sent: Vec::new(),
+            rtt1: None,
+            last_probe_seq: 0,
+            cycle_first: 0,
+            lost_before_cycle: 0,
+            stats: TransportStats::default(),
+        }
+    }
+
+    pub fn state(&self) -> ReceiverState {
+        self.state
+    }
+    pub fn last_level(&self) -> u8 {
+        self.last_level
+    }
+    pub fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt
+    }
+
+    fn send(&mut self, net: &mut dyn Net, to: Addr, repr: WwpRepr, payload: &[u8]) {
+        let mut p = net.packet_buffer();
+        if repr.emit(payload, &mut p).is_ok() {
+            self.stats.control_packets += 1;
+            self.stats.control_bytes += p.len() as u64;
+            net.send(to, p, TX_OPTS);
+        }
+    }
+
+    /// Every hole below `next`, as ranges (at most [`MAX_RANGES`]).
+    pub fn missing(&self) -> Vec<MissingRange> {
+        let mut out: Vec<MissingRange> = Vec::new();
+        let mut cursor = self.deliver_next;
+        let push = |from: u32, to: u32, out: &mut Vec<MissingRange>| {
+            let mut s = from;
+            while s < to && out.len() < MAX_RANGES {
+                let count = (to - s).min(255);
+                out.push(MissingRange {
+                    start: s,
+                    count: count as u8,
+                });
+                s += count;
+            }
+        };
+        for &n in self.held.keys() {
+            if n > cursor {
+                push(cursor, n, &mut out);
+            }
+            cursor = n + 1;
+        }
+        if cursor < self.next {
+            push(cursor, self.next, &mut out);
+        }
+        out
+    }
+
+    fn ns_ack(&mut self, net: &mut dyn Net, to: Addr, level: u8, probe_echo: Option<u32>) {
+        let ranges = self.missing();
+        let mut payload = Vec::with_capacity(ranges.len() * 4);
+        let _ = WwpRepr::emit_missing(&ranges, &mut payload);
+        // If the list was cut short, claim only up to what it covers, so the
+        // sender does not take unlisted holes for received segments.
+        let next = if ranges.len() == MAX_RANGES {
+            let last = ranges[MAX_RANGES - 1];
+            last.start + last.count as u32
+        } else {
+            self.next
+        };
+        let repr = WwpRepr {
+            kind: WwpType::NsAck,
+            level,
+            id: probe_echo.map_or(0, |s| (s & 0xff) as u8),
+            seq: next,
+            aux: if probe_echo.is_some() {
+                NS_FLAG_PROBE
+            } else {
+                0
+            },
+        };
+        self.last_level = level;
+        self.send(net, to, repr, &payload);
+    }
+
+    fn on_data(&mut self, net: &mut dyn Net, from: Addr, repr: &WwpRepr, payload: &[u8]) {
+        let n = repr.seq;
+        if n >= self.deliver_next && !self.held.contains_key(&n) {
+            self.next = self.next.max(n + 1);
+            if n == self.deliver_next {
+                net.deliver(payload);
+                self.deliver_next += 1;
+                while let Some(d) = self.held.remove(&self.deliver_next) {
+                    net.deliver(&d);
+                    self.deliver_next += 1;
+                }
+            } else {
+                self.held.insert(n, payload.to_vec());
+            }
+        }
+        match self.state {
+            ReceiverState::Estab => {
+                let size = repr.aux as usize;
+                self.wave = Some(Wave {
+                    first_at: net.now(),
+                    size,
+                    received: 1,
+                });
+                self.state = ReceiverState::InWave;
+                // Past L·B the level would be 0 anyway.
+                let limit = self
+                    .cfg
+                    .baseline(size)
+                    .saturating_mul(self.cfg.top() as u64);
+                let t = net.now() + limit.max(self.cfg.min_send_t);
+                net.set_timer(timers::WAVE_T, t);
+            }
+            ReceiverState::InWave => {
+                if let Some(w) = self.wave.as_mut() {
+                    w.received += 1;
+                }
+            }
+            // Stragglers during a probe cycle or after the end.
+            _ => return,
+        }
+        let w = self.wave.expect("in a wave");
+        if repr.id as usize + 1 >= repr.aux as usize || w.received >= w.size {
+            self.end_wave(net, from);
+        }
+    }
+
+    fn end_wave(&mut self, net: &mut dyn Net, to: Addr) {
+        net.cancel_timer(timers::WAVE_T);
+        let Some(w) = self.wave.take() else { return };
+        let complete = w.received >= w.size;
+        let measured = net.now().saturating_since(w.first_at);
+        let level = after_wave(&self.cfg, complete, measured, w.size);
+        self.last_wave_level = level;
+        self.state = ReceiverState::Estab;
+        self.ns_ack(net, to, level, None);
+    }
+
+    fn on_probe(&mut self, net: &mut dyn Net, from: Addr, repr: &WwpRepr) {
+        let seq = repr.seq;
+        let now = net.now();
+        match repr.kind {
+            WwpType::Probe1 => {
+                if matches!(self.state, ReceiverState::Estab | ReceiverState::InWave) {
+                    // A new cycle: an open wave is abandoned (its sender
+                    // gave up waiting), the probe cycle decides instead.
+                    if self.state == ReceiverState::InWave {
+                        net.cancel_timer(timers::WAVE_T);
+                        self.wave = None;
+                        self.last_wave_level = 0;
+                    }
+                    self.cycle_first = seq;
+                    self.lost_before_cycle = seq.saturating_sub(self.last_probe_seq + 1);
+                    self.pr1_sent.clear();
+                    self.pr2_sent.clear();
+                    self.rtt1 = None;
+                }
+                if matches!(
+                    self.state,
+                    ReceiverState::Estab | ReceiverState::InWave | ReceiverState::WaitProbe2
+                ) {
+                    // A retransmitted PROBE1 restarts the measurement.
+                    remember(&mut self.pr1_sent, seq, now);
+                    self.state = ReceiverState::WaitProbe2;
+                    let mut ack = WwpRepr::new(WwpType::Pr1Ack);
+                    ack.seq = seq;
+                    self.send(net, from, ack, &[]);
+                } else {
+                    self.stats.unexpected_dropped += 1;
+                }
+            }
+            WwpType::Probe2 => {
+                if !matches!(
+                    self.state,
+                    ReceiverState::WaitProbe2 | ReceiverState::WaitProbe3
+                ) {
+                    self.stats.unexpected_dropped += 1;
+                    return;
+                }
+                if self.rtt1.is_none() {
+                    if let Some(&(_, at)) = self.pr1_sent.iter().find(|(s, _)| *s == repr.id) {
+                        self.rtt1 = Some(now.saturating_since(at));
+                    }
+                }
+                remember(&mut self.pr2_sent, seq, now);
+                self.state = ReceiverState::WaitProbe3;
+                let mut ack = WwpRepr::new(WwpType::Pr2Ack);
+                ack.seq = seq;
+                self.send(net, from, ack, &[]);
+            }
+            WwpType::Probe3 => match self.state {
+                ReceiverState::WaitProbe3 => {
+                    let Some(&(_, at)) = self.pr2_sent.iter().find(|(s, _)| *s == repr.id) else {
+                        self.stats.unexpected_dropped += 1;
+                        return;
+                    };
+                    let rtt2 = now.saturating_since(at);
+                    let smallest = self.rtt1.map_or(rtt2, |r| r.min(rtt2));
+                    let base = self.base_rtt.map_or(smallest, |b| b.min(smallest));
+                    self.base_rtt = Some(base);
+                    self.stats.rtt.record(rtt2);
+                    let transmissions = seq.saturating_sub(self.cycle_first) + 1;
+                    let cycle = ProbeCycle {
+                        rtt1: self.rtt1,
+                        rtt2,
+                        base_rtt: base,
+                        lost_probes: self.lost_before_cycle + transmissions.saturating_sub(3),
+                        last_wave_level: self.last_wave_level,
+                    };
+                    let level = after_probes(&self.cfg, &cycle);
+                    self.last_wave_level = level;
+                    self.state = ReceiverState::Estab;
+                    self.ns_ack(net, from, level, Some(seq));
+                }
+                // Our N-S ACK was lost: the sender's PROBE_T resent PROBE3.
+                ReceiverState::Estab => {
+                    let level = self.last_level;
+                    self.ns_ack(net, from, level, Some(seq));
+                }
+                _ => self.stats.unexpected_dropped += 1,
+            },
+            _ => {}
+        }
+        self.last_probe_seq = self.last_probe_seq.max(seq);
+    }
+}
+
+fn remember(list: &mut Vec<(u8, Time)>, seq: u32, at: Time) {
+    if list.len() == REMEMBER {
+        list.remove(0);
+    }
+    list.push(((seq & 0xff) as u8, at));
+}
+
+impl Agent for WwpReceiver {
+    fn protocol(&self) -> &'static str {
+        PROTOCOL
+    }
+
+    fn start(&mut self, _net: &mut dyn Net) {}
+
+    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+        let Ok(p) = WwpPacket::new_checked(packet) else {
+            self.stats.malformed_dropped += 1;
+            return;
+        };
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += packet.len() as u64;
+        let repr = WwpRepr::parse(&p);
+        if let Some(peer) = self.peer {
+            if peer != from {
+                self.stats.unexpected_dropped += 1;
+                return;
+            }
+        }
+        match repr.kind {
+            WwpType::Syn => {
+                if self.state == ReceiverState::Listen {
+                    self.peer = Some(from);
+                    self.state = ReceiverState::Estab;
+                    net.event(TransportEvent::Established);
+                }
+                self.send(net, from, WwpRepr::new(WwpType::SynAck), &[]);
+            }
+            _ if self.state == ReceiverState::Listen => self.stats.unexpected_dropped += 1,
+            WwpType::Data => self.on_data(net, from, &repr, p.payload()),
+            WwpType::Probe1 | WwpType::Probe2 | WwpType::Probe3 => self.on_probe(net, from, &repr),
+            WwpType::Fin => {
+                if self.deliver_next < repr.seq || !self.held.is_empty() {
+                    // Not everything has arrived: say what is missing.
+                    self.stats.unexpected_dropped += 1;
+                    return;
+                }
+                if self.state != ReceiverState::Closed {
+                    net.cancel_timer(timers::WAVE_T);
+                    self.state = ReceiverState::Closed;
+                    net.deliver_finished();
+                    net.event(TransportEvent::Closed);
+                }
+                let mut ack = WwpRepr::new(WwpType::FinAck);
+                ack.seq = repr.seq;
+                self.send(net, from, ack, &[]);
+            }
+            _ => self.stats.unexpected_dropped += 1,
+        }
+    }
+
+    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
+        if timer == timers::WAVE_T && self.state == ReceiverState::InWave {
+            self.stats.timeouts += 1;
+            if let Some(peer) = self.peer {
+                self.end_wave(net, peer);
+            }
+        }
+    }
+
+    fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    fn gauge(&self, name: &str) -> Option<f64> {
+        match name {
+            "wave_level" => Some(self.last_level as f64),
+            _ => None,
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.state == ReceiverState::Closed
+    }
+}

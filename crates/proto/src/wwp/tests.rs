@@ -1,0 +1,428 @@
+//! WWP state-machine and end-to-end tests on the test driver.
+
+use joulenet_wire::wwp::{WwpPacket, WwpRepr, WwpType};
+use proptest::prelude::*;
+
+use super::*;
+use crate::net::{Addr, Agent, TransportEvent};
+use crate::testnet::{pattern, World};
+use crate::time::{Duration, Time};
+
+fn kind(p: &[u8]) -> WwpType {
+    WwpRepr::parse(&WwpPacket::new_checked(p).unwrap()).kind
+}
+
+fn repr(p: &[u8]) -> WwpRepr {
+    WwpRepr::parse(&WwpPacket::new_checked(p).unwrap())
+}
+
+fn world(cfg: WwpConfig, bytes: usize) -> World {
+    let s = WwpSender::new(cfg.clone(), Addr::new(1, 1));
+    let r = WwpReceiver::new(cfg);
+    World::new(vec![Box::new(s), Box::new(r)], pattern(bytes))
+}
+
+fn sender(w: &World) -> &WwpSender {
+    // SAFETY: agent 0 of every world built by `world` is a WwpSender.
+    unsafe { &*(w.agents[0].as_ref() as *const dyn Agent as *const WwpSender) }
+}
+fn receiver(w: &World) -> &WwpReceiver {
+    // SAFETY: agent 1 of every world built by `world` is a WwpReceiver.
+    unsafe { &*(w.agents[1].as_ref() as *const dyn Agent as *const WwpReceiver) }
+}
+
+const SECOND: Time = Time::from_secs(1);
+
+#[test]
+fn clean_transfer_delivers_everything_and_closes() {
+    let mut w = world(WwpConfig::default(), 100_000);
+    w.start();
+    assert!(w.run(Time::from_secs(60)));
+    assert_eq!(w.delivered, pattern(100_000));
+    assert_eq!(w.finished, 1);
+    assert_eq!(sender(&w).stats().retransmitted_packets, 0);
+    assert_eq!(sender(&w).level(), 3);
+    assert!(w.events.contains(&(0, TransportEvent::Established)));
+    assert!(w.events.contains(&(0, TransportEvent::Closed)));
+    // 98 segments of 1 KB: waves of 36, 36, then 24 (level 2) and 2.
+    let log = w.take_log();
+    let waves: Vec<u8> = log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data && repr(&s.packet).id == 0)
+        .map(|s| repr(&s.packet).aux)
+        .collect();
+    assert_eq!(waves, vec![36, 36, 24, 2]);
+}
+
+#[test]
+fn handshake_waits_in_syn_sent_and_retransmits_syn() {
+    let mut w = world(WwpConfig::default(), 10_000);
+    w.drop = Box::new(|t, _, _, _| t < Time::from_millis(1500));
+    w.start();
+    assert_eq!(sender(&w).state(), SenderState::SynSent);
+    w.run(Time::from_millis(1200));
+    assert_eq!(sender(&w).state(), SenderState::SynSent);
+    assert!(w.run(Time::from_secs(30)));
+    assert_eq!(w.delivered, pattern(10_000));
+    assert!(sender(&w).stats().timeouts >= 1);
+}
+
+/// Drive to the first wave, then drop everything the test names.
+fn at_first_wave(cfg: WwpConfig) -> World {
+    let mut w = world(cfg, 200_000);
+    w.start();
+    // Handshake (20 ms RTT) and the first wave on its way.
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(SECOND));
+    }
+    w
+}
+
+#[test]
+fn lost_wave_ack_fires_send_t_and_probe_cycle_recovers() {
+    let mut w = at_first_wave(WwpConfig::default());
+    // Drop the N-S ACK of the first wave.
+    w.drop = Box::new(|_, from, _, p| from == 1 && kind(p) == WwpType::NsAck && repr(p).aux == 0);
+    while sender(&w).state() == SenderState::WaitWaveAck {
+        assert!(w.step(Time::from_secs(5)));
+    }
+    assert_eq!(sender(&w).state(), SenderState::Probe1);
+    assert_eq!(sender(&w).stats().timeouts, 1);
+    w.drop = Box::new(|_, _, _, _| false);
+    let mark = w.log.len() - 1;
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(Time::from_secs(5)));
+    }
+    let kinds: Vec<WwpType> = w.take_log()[mark..]
+        .iter()
+        .map(|s| kind(&s.packet))
+        .collect();
+    assert_eq!(
+        &kinds[..6],
+        &[
+            WwpType::Probe1,
+            WwpType::Pr1Ack,
+            WwpType::Probe2,
+            WwpType::Pr2Ack,
+            WwpType::Probe3,
+            WwpType::NsAck
+        ]
+    );
+    // Nothing was lost but the ACK: no data is resent.
+    assert_eq!(sender(&w).stats().retransmitted_packets, 0);
+    assert!(matches!(
+        receiver(&w).state(),
+        ReceiverState::Estab | ReceiverState::InWave
+    ));
+}
+
+#[test]
+fn incomplete_wave_sets_level_zero_and_names_the_holes() {
+    let mut w = at_first_wave(WwpConfig::default());
+    // Segments 3 and 35 (the wave's last) never arrive: the receiver's wave
+    // timer ends the wave with level 0 if SEND_T has not started probing.
+    w.drop = Box::new(|_, from, _, p| {
+        from == 0 && kind(p) == WwpType::Data && matches!(repr(p).seq, 3 | 35)
+    });
+    // The first wave was already sent before the drop rule: flush it and
+    // inject the 34 segments that "arrived".
+    let log = w.take_log();
+    w.flush_in_flight();
+    let data: Vec<Vec<u8>> = log
+        .into_iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data)
+        .map(|s| s.packet)
+        .collect();
+    assert_eq!(data.len(), 36);
+    for p in data.iter().filter(|p| !matches!(repr(p).seq, 3 | 35)) {
+        w.inject(0, 1, p);
+    }
+    assert_eq!(receiver(&w).state(), ReceiverState::InWave);
+    assert_eq!(
+        receiver(&w).missing(),
+        vec![joulenet_wire::wwp::MissingRange { start: 3, count: 1 }]
+    );
+    w.fire(1, timers::WAVE_T.0);
+    assert_eq!(receiver(&w).last_level(), 0);
+    let ack = w.take_log().pop().unwrap();
+    assert_eq!(kind(&ack.packet), WwpType::NsAck);
+    assert_eq!(repr(&ack.packet).seq, 35);
+    // The sender takes the N-S ACK: level 0 means probe at once.
+    w.inject(1, 0, &ack.packet);
+    assert_eq!(sender(&w).state(), SenderState::Probe1);
+    // Segment 3 (named) and 35 (after `next`) are queued for the next wave.
+    w.drop = Box::new(|_, _, _, _| false);
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(Time::from_secs(5)));
+    }
+    let resent: Vec<u32> = w
+        .take_log()
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data)
+        .map(|s| repr(&s.packet).seq)
+        .take(2)
+        .collect();
+    assert_eq!(resent, vec![3, 35]);
+}
+
+/// Run a probe cycle with a drop rule and check it still ends in a wave.
+fn probe_cycle_with(drop: impl FnMut(WwpType, u32) -> bool + 'static) -> World {
+    let mut w = at_first_wave(WwpConfig::default());
+    w.take_log();
+    w.flush_in_flight();
+    let drop = std::cell::RefCell::new(drop);
+    w.drop = Box::new(move |_, _, _, p| {
+        let r = repr(p);
+        (drop.borrow_mut())(r.kind, r.seq)
+    });
+    // Force a probe cycle: SEND_T.
+    w.fire(0, timers::SEND_T.0);
+    assert_eq!(sender(&w).state(), SenderState::Probe1);
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(
+            w.step(Time::from_secs(30)),
+            "stuck in {:?}",
+            sender(&w).state()
+        );
+    }
+    w
+}
+
+#[test]
+fn lost_probe1_is_retransmitted_with_a_new_sequence_number() {
+    let mut first = true;
+    let w = probe_cycle_with(move |k, _| {
+        let d = k == WwpType::Probe1 && first;
+        if d {
+            first = false;
+        }
+        d
+    });
+    let probes: Vec<u32> = w
+        .log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Probe1)
+        .map(|s| repr(&s.packet).seq)
+        .collect();
+    assert_eq!(probes.len(), 2);
+    assert_ne!(probes[0], probes[1]);
+    assert_eq!(sender(&w).stats().timeouts, 2);
+}
+
+#[test]
+fn lost_pr1_ack_and_pr2_ack_are_recovered() {
+    let (mut lost1, mut lost2) = (false, false);
+    let w = probe_cycle_with(move |k, _| match k {
+        WwpType::Pr1Ack if !lost1 => {
+            lost1 = true;
+            true
+        }
+        WwpType::Pr2Ack if !lost2 => {
+            lost2 = true;
+            true
+        }
+        _ => false,
+    });
+    let kinds: Vec<WwpType> = w.log.iter().map(|s| kind(&s.packet)).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == WwpType::Pr1Ack).count(), 2);
+    assert_eq!(kinds.iter().filter(|k| **k == WwpType::Pr2Ack).count(), 2);
+    // The retransmitted PROBE2 echoes the answered PR1 ACK.
+    let p2: Vec<WwpRepr> = w
+        .log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Probe2)
+        .map(|s| repr(&s.packet))
+        .collect();
+    assert_eq!(p2.len(), 2);
+    assert_eq!(p2[0].id, p2[1].id);
+}
+
+#[test]
+fn lost_ns_ack_after_probe3_is_resent_on_retransmitted_probe3() {
+    let mut dropped = false;
+    let w = probe_cycle_with(move |k, _| {
+        let d = k == WwpType::NsAck && !dropped;
+        if d {
+            dropped = true;
+        }
+        d
+    });
+    let log: Vec<(WwpType, WwpRepr)> = w
+        .log
+        .iter()
+        .map(|s| (kind(&s.packet), repr(&s.packet)))
+        .collect();
+    let p3: Vec<&WwpRepr> = log
+        .iter()
+        .filter(|(k, _)| *k == WwpType::Probe3)
+        .map(|(_, r)| r)
+        .collect();
+    let ns: Vec<&WwpRepr> = log
+        .iter()
+        .filter(|(k, _)| *k == WwpType::NsAck)
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(p3.len(), 2);
+    assert_eq!(ns.len(), 2);
+    // Each N-S ACK echoes its PROBE3 and carries the same level.
+    assert_eq!(ns[0].id, (p3[0].seq & 0xff) as u8);
+    assert_eq!(ns[1].id, (p3[1].seq & 0xff) as u8);
+    assert_eq!(ns[0].level, ns[1].level);
+}
+
+#[test]
+fn duplicated_probes_are_answered_but_do_not_break_the_cycle() {
+    let mut w = at_first_wave(WwpConfig::default());
+    w.take_log();
+    w.flush_in_flight();
+    w.fire(0, timers::SEND_T.0);
+    let p1 = w.take_log().pop().unwrap().packet;
+    w.flush_in_flight();
+    w.inject(0, 1, &p1);
+    w.inject(0, 1, &p1);
+    assert_eq!(receiver(&w).state(), ReceiverState::WaitProbe2);
+    let acks = w.take_log();
+    assert_eq!(acks.len(), 2);
+    w.flush_in_flight();
+    // Sender sees the PR1 ACK twice: only the first moves it on.
+    w.inject(1, 0, &acks[0].packet);
+    w.inject(1, 0, &acks[1].packet);
+    assert_eq!(sender(&w).state(), SenderState::Probe2);
+    assert_eq!(w.take_log().len(), 1);
+    assert!(sender(&w).stats().unexpected_dropped >= 1);
+}
+
+#[test]
+fn stale_probe3_without_matching_pr2_ack_is_ignored() {
+    let mut w = at_first_wave(WwpConfig::default());
+    w.take_log();
+    w.flush_in_flight();
+    w.fire(0, timers::SEND_T.0);
+    let p1 = w.take_log().pop().unwrap().packet;
+    w.inject(0, 1, &p1);
+    let mut bogus = Vec::new();
+    let mut r = WwpRepr::new(WwpType::Probe3);
+    r.seq = 99;
+    r.id = 77;
+    r.emit(&[], &mut bogus).unwrap();
+    w.inject(0, 1, &bogus);
+    assert_eq!(receiver(&w).state(), ReceiverState::WaitProbe2);
+}
+
+/// Let the first 5 segments of the first wave arrive, lose the rest, and
+/// fire SEND_T: the receiver abandons an incomplete wave.
+fn abandon_first_wave(w: &mut World) {
+    let data: Vec<Vec<u8>> = w
+        .take_log()
+        .into_iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data)
+        .map(|s| s.packet)
+        .collect();
+    w.flush_in_flight();
+    for p in &data[..5] {
+        w.inject(0, 1, p);
+    }
+    w.take_log();
+    w.fire(0, timers::SEND_T.0);
+}
+
+#[test]
+fn aggressive_behaviour_returns_to_the_top_level() {
+    let cfg = WwpConfig {
+        behaviour: Behaviour::Aggressive,
+        ..WwpConfig::default()
+    };
+    let mut w = at_first_wave(cfg);
+    abandon_first_wave(&mut w);
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(Time::from_secs(30)));
+    }
+    assert_eq!(sender(&w).level(), 3);
+    // The conservative one resumes at level 1 after an abandoned wave.
+    let mut w = at_first_wave(WwpConfig::default());
+    abandon_first_wave(&mut w);
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(Time::from_secs(30)));
+    }
+    assert_eq!(sender(&w).level(), 1);
+}
+
+/// A channel whose loss comes in phases: `bad` of every `period` is lossy.
+fn phased(seed: u64, rate: f64, period: Duration, bad: Duration) -> crate::testnet::DropFn {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+    Box::new(move |t, _, _, _| {
+        let in_bad = t.0 % period.0 < bad.0;
+        in_bad && rng.random::<f64>() < rate
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Every byte arrives exactly once and in order, and with error-free
+    /// periods the transfer always completes.
+    #[test]
+    fn transfer_is_exact_and_completes(seed: u64, rate in 0.0f64..=1.0, bytes in 1usize..60_000,
+                                        aggressive: bool, bad_ms in 100u64..3000) {
+        let cfg = WwpConfig {
+            behaviour: if aggressive { Behaviour::Aggressive } else { Behaviour::Conservative },
+            ..WwpConfig::default()
+        };
+        let mut w = world(cfg, bytes);
+        w.drop = phased(seed, rate, Duration::from_nanos(4_345_678_901), Duration::from_millis(bad_ms));
+        w.start();
+        prop_assert!(w.run(Time::from_secs(600)), "did not finish: {:?}", sender(&w).state());
+        prop_assert_eq!(&w.delivered, &pattern(bytes));
+        prop_assert_eq!(w.finished, 1);
+    }
+
+    /// Under arbitrary i.i.d. loss nothing is ever delivered twice or out of
+    /// order, whether or not it finishes.
+    #[test]
+    fn never_duplicates_or_reorders(seed: u64, rate in 0.0f64..0.9, bytes in 1usize..40_000) {
+        use rand::{Rng, SeedableRng};
+        let mut w = world(WwpConfig::default(), bytes);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        w.drop = Box::new(move |_, _, _, _| rng.random::<f64>() < rate);
+        w.start();
+        w.run(Time::from_secs(120));
+        prop_assert_eq!(&w.delivered[..], &pattern(bytes)[..w.delivered.len()]);
+    }
+}
+
+#[test]
+fn lost_fin_ack_is_recovered_and_duplicate_data_is_delivered_once() {
+    let mut w = world(WwpConfig::default(), 5_000);
+    let mut lost = false;
+    w.drop = Box::new(move |_, from, _, p| {
+        let d = from == 1 && kind(p) == WwpType::FinAck && !lost;
+        if d {
+            lost = true;
+        }
+        d
+    });
+    w.start();
+    // Duplicate every data segment on arrival.
+    while sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(SECOND));
+    }
+    let data: Vec<Vec<u8>> = w
+        .log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data)
+        .map(|s| s.packet.clone())
+        .collect();
+    assert!(w.run(Time::from_secs(30)));
+    for p in &data {
+        w.inject(0, 1, p);
+    }
+    assert_eq!(w.delivered, pattern(5_000));
+    assert_eq!(w.finished, 1);
+    let fins = w
+        .log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Fin)
+        .count();
+    assert_eq!(fins, 2, "FIN resent after its FIN_ACK was lost");
+}
