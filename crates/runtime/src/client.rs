@@ -214,13 +214,13 @@ pub fn run_client(opts: &ClientOptions, out: Box<dyn std::io::Write + Send>) -> 
     }
     let end = conn.closed_at.unwrap_or_else(|| conn.now());
     // Tell the server we are gone (twice: either may be lost).
+    if let Some(why) = refused {
+        return Err(format!("server refused the connection: {why}"));
+    }
     let close = conn.close_datagram();
     sendq.push(close.clone());
     sendq.push(close);
     let _ = flush(&socket, &mut sendq);
-    if let Some(why) = refused {
-        return Err(format!("server refused the connection: {why}"));
-    }
     // A reliable protocol that closed cleanly has delivered every byte.
     let delivered = (opts.protocol.is_reliable() && !conn.aborted && conn.closed_at.is_some())
         .then(|| conn.app_bytes_read());

@@ -10,6 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -50,6 +51,8 @@ pub struct ServerOptions {
     pub radio_rate_bps: u64,
     /// A connection silent this long is dropped.
     pub idle_timeout: Duration,
+    /// Set to make the server return (checked at least every 100 ms).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl ServerOptions {
@@ -66,6 +69,7 @@ impl ServerOptions {
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(30),
+            stop: None,
         }
     }
 }
@@ -88,6 +92,8 @@ pub struct ServerReport {
     /// For `recv`: each connection's file outcome, in order of ending.
     pub files: Vec<FileOutcome>,
 }
+
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How many finished connection ids are remembered to spot replays.
 const RECENT_IDS: usize = 4096;
@@ -203,6 +209,9 @@ pub fn run_server(
                 return Ok(report);
             }
         }
+        if opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return Ok(report);
+        }
         // Wait for a datagram or the earliest deadline.
         let deadline = conns
             .values()
@@ -222,7 +231,11 @@ pub fn run_server(
             })
             .min();
         let now_global = Time(epoch.elapsed().as_nanos() as u64);
-        let timeout = deadline.map(|d| std::time::Duration::from_nanos(d.0.saturating_sub(now_global.0)));
+        let mut timeout =
+            deadline.map(|d| std::time::Duration::from_nanos(d.0.saturating_sub(now_global.0)));
+        if opts.stop.is_some() {
+            timeout = Some(timeout.map_or(STOP_POLL, |t| t.min(STOP_POLL)));
+        }
         if !timeout.is_some_and(|t| t.is_zero()) {
             sock::wait(&[(&socket, !sendq.is_empty())], timeout).map_err(|e| e.to_string())?;
         }
