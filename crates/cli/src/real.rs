@@ -43,7 +43,7 @@ pub struct Common {
     #[arg(long, default_value = "200ms")]
     pub min_rto: String,
     /// Give up on a peer silent this long
-    #[arg(long, default_value = "30s")]
+    #[arg(long, default_value = "60s")]
     pub idle_timeout: String,
 }
 

@@ -59,7 +59,7 @@ impl ClientOptions {
             tuning: TcpTuning::default(),
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
-            idle_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
         }
     }
 }
