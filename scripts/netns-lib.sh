@@ -25,6 +25,10 @@ jn_need() {
         echo "SKIP: network-namespace tests need root (ip netns, veth, tc, nft)"
         return 77
     fi
+    if ! command -v nft >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+        echo "installing iproute2 and nftables" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 nftables ethtool; } >/dev/null 2>&1 || true
+    fi
     for t in ip tc nft; do
         if ! command -v "$t" >/dev/null 2>&1; then
             echo "SKIP: $t not installed (apt-get install iproute2 nftables)"
