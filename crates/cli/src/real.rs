@@ -183,14 +183,23 @@ pub fn recv(a: RecvArgs) -> Result<(), String> {
     let o = server_options(&a.serve, ServerMode::Files(a.out.clone()))?;
     let sock = server::bind(&o)?;
     let report = run_server(&o, sock, Box::new(std::io::stdout()))?;
-    match report.files.iter().find(|f| !matches!(f, FileOutcome::Complete { .. })) {
+    match report
+        .files
+        .iter()
+        .find(|f| !matches!(f, FileOutcome::Complete { .. }))
+    {
         Some(FileOutcome::Failed(why)) => Err(format!("transfer failed: {why}")),
         Some(_) => Err("transfer incomplete".into()),
         None => Ok(()),
     }
 }
 
-fn client_options(host: &str, proto: Protocol, app: ClientApp, c: &Common) -> Result<ClientOptions, String> {
+fn client_options(
+    host: &str,
+    proto: Protocol,
+    app: ClientApp,
+    c: &Common,
+) -> Result<ClientOptions, String> {
     let mut o = ClientOptions::new(host, proto, app);
     o.interval = c.interval()?;
     o.format = c.format();
@@ -215,7 +224,12 @@ pub fn client(a: ClientArgs) -> Result<(), String> {
         .map(parse_rate)
         .transpose()
         .map_err(|e| e.to_string())?;
-    let o = client_options(&a.host, a.proto, ClientApp::Generate { limit, rate_bps }, &a.common)?;
+    let o = client_options(
+        &a.host,
+        a.proto,
+        ClientApp::Generate { limit, rate_bps },
+        &a.common,
+    )?;
     run_client(&o, Box::new(std::io::stdout())).map(|_| ())
 }
 

@@ -454,7 +454,9 @@ impl AppSink for FileSink {
             .and_then(|_| w.get_ref().sync_all().map_err(|e| e.to_string()));
         drop(w);
         let target = self.dir.join(&header.name);
-        if let Err(e) = flushed.and_then(|_| std::fs::rename(&partial, &target).map_err(|e| e.to_string())) {
+        if let Err(e) =
+            flushed.and_then(|_| std::fs::rename(&partial, &target).map_err(|e| e.to_string()))
+        {
             let _ = std::fs::remove_file(&partial);
             return self.fail(format!("finishing {}: {e}", target.display()));
         }
@@ -514,7 +516,10 @@ mod tests {
         pump(&mut src, &mut sink, 1000);
         assert!(!out.join("in.bin").exists(), "renamed before the end");
         sink.finish();
-        assert!(matches!(*outcome.lock().unwrap(), FileOutcome::Complete { .. }));
+        assert!(matches!(
+            *outcome.lock().unwrap(),
+            FileOutcome::Complete { .. }
+        ));
         assert_eq!(std::fs::read(out.join("in.bin")).unwrap(), data);
         assert!(!out.join(".in.bin.partial").exists());
     }
@@ -542,17 +547,12 @@ mod tests {
         let (mut src, _) = FileSource::open(&src_path).unwrap();
         let (mut sink, outcome) = FileSink::new(&out);
         let mut first = true;
-        loop {
-            match src.read(Time::ZERO, &mut buf) {
-                AppRead::Data(n) => {
-                    if !first {
-                        buf[0] ^= 1;
-                    }
-                    first = false;
-                    sink.deliver(&buf[..n]);
-                }
-                _ => break,
+        while let AppRead::Data(n) = src.read(Time::ZERO, &mut buf) {
+            if !first {
+                buf[0] ^= 1;
             }
+            first = false;
+            sink.deliver(&buf[..n]);
         }
         sink.finish();
         assert!(matches!(*outcome.lock().unwrap(), FileOutcome::Failed(_)));

@@ -209,7 +209,9 @@ impl Connection {
     fn after_callback(&mut self) {
         for (t, e) in self.net.events.drain(..) {
             match e {
-                TransportEvent::Established => self.established_at = self.established_at.or(Some(t)),
+                TransportEvent::Established => {
+                    self.established_at = self.established_at.or(Some(t))
+                }
                 TransportEvent::Closed => self.closed_at = self.closed_at.or(Some(t)),
                 TransportEvent::Aborted => {
                     self.aborted = true;

@@ -70,9 +70,8 @@ pub fn parse_loss(text: &str) -> Result<LossSpec, String> {
         };
         v.map_err(|_| format!("{s:?} is not a probability"))
     };
-    let dur = |s: &str| {
-        joulenet_channel::units::parse_duration(s.trim()).map_err(|e| e.to_string())
-    };
+    let dur =
+        |s: &str| joulenet_channel::units::parse_duration(s.trim()).map_err(|e| e.to_string());
     let parts: Vec<&str> = args.split(',').collect();
     let spec = match model.to_ascii_lowercase().as_str() {
         "none" => LossSpec::None,
@@ -185,13 +184,17 @@ pub fn run_emulator(
     let epoch = Instant::now();
     let now = || Time(epoch.elapsed().as_nanos() as u64);
     let mut up = Direction {
-        loss: opts.loss.build(opts.seed, opts.seed ^ 0x5555_5555_5555_5555),
+        loss: opts
+            .loss
+            .build(opts.seed, opts.seed ^ 0x5555_5555_5555_5555),
         busy_until: Time::ZERO,
         queue: VecDeque::new(),
         counts: DirectionCounts::default(),
     };
     let mut down = Direction {
-        loss: opts.loss.build(opts.seed, opts.seed ^ 0xaaaa_aaaa_aaaa_aaaa),
+        loss: opts
+            .loss
+            .build(opts.seed, opts.seed ^ 0xaaaa_aaaa_aaaa_aaaa),
         busy_until: Time::ZERO,
         queue: VecDeque::new(),
         counts: DirectionCounts::default(),
@@ -261,10 +264,12 @@ pub fn run_emulator(
             }
         }
         for (idx, r) in readable.iter().enumerate().skip(1) {
-            if !*r || idx - 1 >= clients.len() {
+            if !*r || idx > clients.len() {
                 continue;
             }
-            let n = batch.recv(&clients[idx - 1].upstream).map_err(|e| e.to_string())?;
+            let n = batch
+                .recv(&clients[idx - 1].upstream)
+                .map_err(|e| e.to_string())?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
                 if from != Some(forward) {
@@ -304,7 +309,13 @@ mod tests {
             parse_loss("onoff:2s,1s,1").unwrap(),
             LossSpec::OnOffPhases { .. }
         ));
-        for bad in ["bernoulli:1.5", "bernoulli:x", "ge:1s", "wat", "trace:/no/such/file"] {
+        for bad in [
+            "bernoulli:1.5",
+            "bernoulli:x",
+            "ge:1s",
+            "wat",
+            "trace:/no/such/file",
+        ] {
             assert!(parse_loss(bad).is_err(), "{bad}");
         }
     }

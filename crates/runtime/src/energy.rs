@@ -90,7 +90,15 @@ mod tests {
     #[test]
     fn airtime_longer_than_the_run_is_flagged() {
         let p = RadioProfile::preset("80211b").unwrap();
-        let e = estimate(&p, 1_000_000, 10, 1_000_000, 10, 1000, Duration::from_millis(1));
+        let e = estimate(
+            &p,
+            1_000_000,
+            10,
+            1_000_000,
+            10,
+            1000,
+            Duration::from_millis(1),
+        );
         assert!(e.airtime_exceeds_run);
         assert_eq!(e.idle_s, 0.0);
         assert!(e.rx_s > 0.0);

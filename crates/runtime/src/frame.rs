@@ -115,7 +115,9 @@ impl core::str::FromStr for Protocol {
             .into_iter()
             .find(|p| p.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                format!("unknown protocol {s:?} (expected tahoe, reno, newreno, sack, cubic or udp)")
+                format!(
+                    "unknown protocol {s:?} (expected tahoe, reno, newreno, sack, cubic or udp)"
+                )
             })
     }
 }
@@ -144,7 +146,9 @@ pub enum FrameError {
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FrameError::TooShort(n) => write!(f, "datagram of {n} bytes is shorter than the header"),
+            FrameError::TooShort(n) => {
+                write!(f, "datagram of {n} bytes is shorter than the header")
+            }
             FrameError::BadMagic => f.write_str("bad magic"),
             FrameError::BadVersion(v) => write!(f, "unsupported version {v}"),
             FrameError::BadKind(k) => write!(f, "unknown kind {k}"),

@@ -103,7 +103,11 @@ impl Reporter {
         let cur = snapshot(conn, at);
         let secs = (cur.at.0.saturating_sub(self.prev.at.0)) as f64 / 1e9;
         let bytes = cur.app_bytes - self.prev.app_bytes.min(cur.app_bytes);
-        let bps = if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+        let bps = if secs > 0.0 {
+            bytes as f64 * 8.0 / secs
+        } else {
+            0.0
+        };
         let v = json!({
             "sum": {
                 "start": self.prev.at.as_secs_f64(),
@@ -129,8 +133,10 @@ impl Reporter {
                     human_bytes(bytes),
                     human_rate(bps),
                     v["sum"]["retransmits"],
-                    conn.gauge("cwnd").map_or("-".into(), |c| human_bytes(c as u64)),
-                    conn.gauge("srtt_ms").map_or("-".into(), |s| format!("{s:.2} ms")),
+                    conn.gauge("cwnd")
+                        .map_or("-".into(), |c| human_bytes(c as u64)),
+                    conn.gauge("srtt_ms")
+                        .map_or("-".into(), |s| format!("{s:.2} ms")),
                 );
             }
             Format::JsonStream => self.stream("interval", &v),

@@ -138,7 +138,8 @@ pub fn run_server(
         let _ = writeln!(
             out.clone(),
             "Server listening on {local} ({}, at most {} connections)",
-            opts.protocol.map_or("any protocol".into(), |p| p.to_string()),
+            opts.protocol
+                .map_or("any protocol".into(), |p| p.to_string()),
             opts.max_conns
         );
     }
@@ -169,7 +170,9 @@ pub fn run_server(
         }
         flush(&socket, &mut sendq)?;
         for id in finished {
-            let Some(mut e) = conns.remove(&id) else { continue };
+            let Some(mut e) = conns.remove(&id) else {
+                continue;
+            };
             let end = e.conn.finished_at.unwrap_or_else(|| e.conn.now());
             let delivered = e.conn.app_bytes_delivered();
             let energy = energy::estimate(
@@ -209,7 +212,11 @@ pub fn run_server(
                 return Ok(report);
             }
         }
-        if opts.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+        if opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
             return Ok(report);
         }
         // Wait for a datagram or the earliest deadline.
@@ -217,13 +224,13 @@ pub fn run_server(
             .values()
             .flat_map(|e| {
                 let base = e.conn.net.start_instant();
-                let to_global = move |t: Time| {
-                    Time((base - epoch).as_nanos() as u64 + t.0)
-                };
+                let to_global = move |t: Time| Time((base - epoch).as_nanos() as u64 + t.0);
                 [
                     e.conn.next_deadline(),
                     e.rep.next_tick(),
-                    Some(Time(e.conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1)),
+                    Some(Time(
+                        e.conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
+                    )),
                 ]
                 .into_iter()
                 .flatten()

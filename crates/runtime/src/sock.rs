@@ -151,7 +151,11 @@ impl RecvBatch {
             // A truncated datagram is longer than any we send: mark it empty
             // so it fails to parse and is counted as malformed.
             let truncated = msgs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
-            self.lens[i] = if truncated { 0 } else { msgs[i].msg_len as usize };
+            self.lens[i] = if truncated {
+                0
+            } else {
+                msgs[i].msg_len as usize
+            };
             self.addrs[i] = from_storage(&storage[i]);
         }
         self.count = n;

@@ -56,7 +56,10 @@ fn file_server(
     opts.one_off = true;
     let sock = server::bind(&opts).unwrap();
     let addr = sock.local_addr().unwrap();
-    (addr, thread::spawn(move || run_server(&opts, sock, quiet())))
+    (
+        addr,
+        thread::spawn(move || run_server(&opts, sock, quiet())),
+    )
 }
 
 fn transfer(variant: TcpVariant, loss: Option<&str>, tag: &str) {
@@ -92,8 +95,14 @@ fn transfer(variant: TcpVariant, loss: Option<&str>, tag: &str) {
     stop.store(true, Ordering::Relaxed);
     if let Some(r) = relay {
         let counts = r.join().unwrap().unwrap();
-        assert!(counts.up.lost > 0, "{tag}: the emulator lost nothing: {counts:?}");
-        assert!(summary.retransmitted_packets > 0, "{tag}: no retransmissions");
+        assert!(
+            counts.up.lost > 0,
+            "{tag}: the emulator lost nothing: {counts:?}"
+        );
+        assert!(
+            summary.retransmitted_packets > 0,
+            "{tag}: no retransmissions"
+        );
     }
     assert!(summary.completed, "{tag}: {summary:?}");
     match &report.files[..] {

@@ -71,20 +71,21 @@ fn energy(root: &Reader) -> Result<RadioPolicy> {
     let Some(e) = root.table("energy")? else {
         return Ok(RadioPolicy::AlwaysActive);
     };
-    let policy =
-        match e.str("policy")?.unwrap_or("always_active") {
-            "always_active" => RadioPolicy::AlwaysActive,
-            "ideal" => RadioPolicy::Ideal,
-            "intermediate" => RadioPolicy::Intermediate {
-                active_weight: e.probability("active_weight")?.unwrap_or(0.5),
-            },
-            other => return Err(e.error(
+    let policy = match e.str("policy")?.unwrap_or("always_active") {
+        "always_active" => RadioPolicy::AlwaysActive,
+        "ideal" => RadioPolicy::Ideal,
+        "intermediate" => RadioPolicy::Intermediate {
+            active_weight: e.probability("active_weight")?.unwrap_or(0.5),
+        },
+        other => {
+            return Err(e.error(
                 "policy",
                 format!(
                     "expected \"always_active\", \"ideal\" or \"intermediate\", got \"{other}\""
                 ),
-            )),
-        };
+            ))
+        }
+    };
     if !matches!(policy, RadioPolicy::Intermediate { .. }) && e.has("active_weight") {
         return Err(e.error(
             "active_weight",
@@ -272,12 +273,14 @@ fn app(r: &Reader) -> Result<AppSpec> {
                 shape,
             }
         }
-        other => return Err(r.error(
-            "app",
-            format!(
+        other => {
+            return Err(r.error(
+                "app",
+                format!(
                 "unknown application \"{other}\" (known: bulk, backlogged, cbr, poisson, pareto)"
             ),
-        )),
+            ))
+        }
     })
 }
 
