@@ -1,12 +1,14 @@
 //! The `joulenet` command-line tool: run scenarios, compare protocols,
-//! reproduce papers, benchmark the simulator.
+//! reproduce papers, benchmark the simulator, and run the protocols over
+//! real networks (serve/client/send/recv/emulate).
 //!
-//! This crate only parses arguments, drives the simulator crate and prints;
+//! This crate only parses arguments, drives the simulator and runtime crates and prints;
 //! it holds no simulation or protocol logic.
 
 mod bench;
 mod demo;
 mod list;
+mod real;
 mod reproduce;
 mod runner;
 
@@ -43,6 +45,16 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
     /// Benchmark the simulator: 50 MB NewReno over 10 Mbit/s, 50 ms, 1% loss
     Bench(bench::BenchArgs),
+    /// Real network: accept connections and measure them (iperf3 -s)
+    Serve(real::ServeArgs),
+    /// Real network: send a generated stream to a server and measure it (iperf3 -c)
+    Client(real::ClientArgs),
+    /// Real network: send a file to `joulenet recv`
+    Send(real::SendArgs),
+    /// Real network: receive files, verify their SHA-256, then move them into place
+    Recv(real::RecvArgs),
+    /// Real network: a UDP relay applying the simulator's loss models, delay and rate
+    Emulate(real::EmulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +69,11 @@ fn main() -> ExitCode {
         }
         Command::Bench(args) => bench::bench(args),
         Command::Reproduce(args) => reproduce::reproduce(args),
+        Command::Serve(args) => real::serve(args),
+        Command::Client(args) => real::client(args),
+        Command::Send(args) => real::send(args),
+        Command::Recv(args) => real::recv(args),
+        Command::Emulate(args) => real::emulate(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

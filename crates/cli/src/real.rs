@@ -1,0 +1,273 @@
+//! The real-network commands: `serve`, `client`, `send`, `recv`, `emulate`.
+//! Argument parsing only; the work is in `joulenet-runtime`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use clap::Args;
+use joulenet_channel::units::{parse_duration, parse_rate, parse_size};
+use joulenet_proto::Duration;
+use joulenet_runtime::app::{FileOutcome, Limit};
+use joulenet_runtime::conn::TcpTuning;
+use joulenet_runtime::frame::Protocol;
+use joulenet_runtime::{
+    emulate, parse_loss, run_client, run_emulator, run_server, server, ClientApp, ClientOptions,
+    EmulateOptions, Format, ServerMode, ServerOptions,
+};
+
+fn dur(s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// Options shared by every endpoint command.
+#[derive(Args, Clone)]
+pub struct Common {
+    /// Seconds between interval reports (0: none)
+    #[arg(short = 'i', long, default_value = "1")]
+    pub interval: String,
+    /// One JSON document at the end, laid out like iperf3's (start, intervals, end)
+    #[arg(short = 'J', long)]
+    pub json: bool,
+    /// One JSON object per line as events happen (start, interval, end)
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
+    /// Radio preset for the energy estimate (wavelan, 80211b, ns3-wifi)
+    #[arg(long, default_value = "80211b")]
+    pub radio: String,
+    /// Radio bit rate for the energy estimate's airtime
+    #[arg(long, default_value = "54Mbps")]
+    pub radio_rate: String,
+    /// Lower bound of TCP's retransmission timeout
+    #[arg(long, default_value = "200ms")]
+    pub min_rto: String,
+    /// Give up on a peer silent this long
+    #[arg(long, default_value = "60s")]
+    pub idle_timeout: String,
+}
+
+impl Common {
+    fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.json_stream {
+            Format::JsonStream
+        } else {
+            Format::Human
+        }
+    }
+    fn interval(&self) -> Result<Option<Duration>, String> {
+        Ok(Some(dur(&self.interval)?).filter(|d| d.0 > 0))
+    }
+    fn tuning(&self) -> Result<TcpTuning, String> {
+        Ok(TcpTuning {
+            min_rto: dur(&self.min_rto)?,
+            ..TcpTuning::default()
+        })
+    }
+    fn radio_rate(&self) -> Result<u64, String> {
+        parse_rate(&self.radio_rate).map_err(|e| e.to_string())
+    }
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on
+    #[arg(long, default_value = "0.0.0.0:5201")]
+    pub bind: SocketAddr,
+    /// Accept only this protocol (default: any)
+    #[arg(long)]
+    pub proto: Option<Protocol>,
+    /// Most connections at once; more are refused with a reason
+    #[arg(long, default_value_t = 64)]
+    pub max_conns: usize,
+    /// Exit after one connection (iperf3's -1)
+    #[arg(short = '1', long)]
+    pub one_off: bool,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args)]
+pub struct RecvArgs {
+    /// Directory the files are written into (created if missing)
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Args)]
+pub struct ClientArgs {
+    /// Server, HOST[:PORT] (port 5201 by default)
+    pub host: String,
+    /// Protocol: tahoe, reno, newreno, sack, cubic or udp
+    #[arg(long)]
+    pub proto: Protocol,
+    /// Bytes to send (e.g. 100MB)
+    #[arg(short = 'n', long, conflicts_with = "time")]
+    pub bytes: Option<String>,
+    /// Seconds to send (default 10)
+    #[arg(short = 't', long)]
+    pub time: Option<String>,
+    /// Pace the sender at this rate (UDP default 1Mbps, as iperf3)
+    #[arg(short = 'b', long)]
+    pub bitrate: Option<String>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args)]
+pub struct SendArgs {
+    /// File to send
+    pub file: PathBuf,
+    /// Receiver, HOST[:PORT]
+    pub host: String,
+    /// Protocol: tahoe, reno, newreno, sack or cubic
+    #[arg(long, default_value = "cubic")]
+    pub proto: Protocol,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args)]
+pub struct EmulateArgs {
+    /// Address clients send to
+    #[arg(long)]
+    pub listen: SocketAddr,
+    /// Server the relay forwards to, HOST:PORT
+    #[arg(long)]
+    pub forward: String,
+    /// none | bernoulli:P | ge:GOOD_MEAN,BAD_MEAN,GOOD_LOSS,BAD_LOSS | onoff:ON,OFF,DROP | trace:PATH
+    #[arg(long, default_value = "none")]
+    pub loss: String,
+    /// One-way delay added in each direction (e.g. 20ms)
+    #[arg(long, default_value = "0")]
+    pub delay: String,
+    /// Link rate in each direction (e.g. 10Mbps); unlimited by default
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Seed of the loss model's random streams
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Drop-tail queue per direction, packets
+    #[arg(long, default_value_t = 1000)]
+    pub queue: usize,
+    /// Stop after this long and print the counts as JSON (default: run until killed)
+    #[arg(long)]
+    pub duration: Option<String>,
+}
+
+fn server_options(a: &ServeArgs, mode: ServerMode) -> Result<ServerOptions, String> {
+    let mut o = ServerOptions::new(a.bind, mode);
+    o.protocol = a.proto;
+    o.max_conns = a.max_conns;
+    o.one_off = a.one_off;
+    o.interval = a.common.interval()?;
+    o.format = a.common.format();
+    o.tuning = a.common.tuning()?;
+    o.radio = a.common.radio.clone();
+    o.radio_rate_bps = a.common.radio_rate()?;
+    o.idle_timeout = dur(&a.common.idle_timeout)?;
+    Ok(o)
+}
+
+pub fn serve(a: ServeArgs) -> Result<(), String> {
+    let o = server_options(&a, ServerMode::Discard)?;
+    let sock = server::bind(&o)?;
+    run_server(&o, sock, Box::new(std::io::stdout())).map(|_| ())
+}
+
+pub fn recv(a: RecvArgs) -> Result<(), String> {
+    let o = server_options(&a.serve, ServerMode::Files(a.out.clone()))?;
+    let sock = server::bind(&o)?;
+    let report = run_server(&o, sock, Box::new(std::io::stdout()))?;
+    match report
+        .files
+        .iter()
+        .find(|f| !matches!(f, FileOutcome::Complete { .. }))
+    {
+        Some(FileOutcome::Failed(why)) => Err(format!("transfer failed: {why}")),
+        Some(_) => Err("transfer incomplete".into()),
+        None => Ok(()),
+    }
+}
+
+fn client_options(
+    host: &str,
+    proto: Protocol,
+    app: ClientApp,
+    c: &Common,
+) -> Result<ClientOptions, String> {
+    let mut o = ClientOptions::new(host, proto, app);
+    o.interval = c.interval()?;
+    o.format = c.format();
+    o.tuning = c.tuning()?;
+    o.radio = c.radio.clone();
+    o.radio_rate_bps = c.radio_rate()?;
+    o.idle_timeout = dur(&c.idle_timeout)?;
+    Ok(o)
+}
+
+pub fn client(a: ClientArgs) -> Result<(), String> {
+    let limit = match (&a.bytes, &a.time) {
+        (Some(n), _) => Limit::Bytes(parse_size(n).map_err(|e| e.to_string())?),
+        (None, t) => {
+            let d = dur(t.as_deref().unwrap_or("10"))?;
+            Limit::Until(joulenet_proto::Time(d.0))
+        }
+    };
+    let rate_bps = a
+        .bitrate
+        .as_deref()
+        .map(parse_rate)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let o = client_options(
+        &a.host,
+        a.proto,
+        ClientApp::Generate { limit, rate_bps },
+        &a.common,
+    )?;
+    run_client(&o, Box::new(std::io::stdout())).map(|_| ())
+}
+
+pub fn send(a: SendArgs) -> Result<(), String> {
+    let o = client_options(&a.host, a.proto, ClientApp::File(a.file.clone()), &a.common)?;
+    run_client(&o, Box::new(std::io::stdout())).map(|_| ())
+}
+
+pub fn emulate(a: EmulateArgs) -> Result<(), String> {
+    let mut o = EmulateOptions::new(a.listen, &a.forward, parse_loss(&a.loss)?);
+    o.seed = a.seed;
+    o.delay = dur(&a.delay)?;
+    o.rate_bps = a
+        .rate
+        .as_deref()
+        .map(parse_rate)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    o.queue_packets = a.queue.max(1);
+    let sock = emulate::bind(&o)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Some(d) = &a.duration {
+        let d = dur(d)?;
+        let s = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_nanos(d.0));
+            s.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
+    eprintln!(
+        "emulating {} -> {}: loss {}, delay {}, rate {}",
+        a.listen,
+        a.forward,
+        a.loss,
+        a.delay,
+        a.rate.as_deref().unwrap_or("unlimited")
+    );
+    let counts = run_emulator(&o, sock, stop)?;
+    println!("{}", serde_json::to_string(&counts).unwrap_or_default());
+    Ok(())
+}

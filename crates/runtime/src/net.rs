@@ -1,0 +1,286 @@
+//! [`RuntimeNet`]: the `Net` context of one connection in the runtime.
+//!
+//! Time is nanoseconds since the connection's start on the monotonic clock;
+//! `send` queues the agent's packet for the driver (which frames and batches
+//! it onto the socket); timers live in a fixed table of
+//! [`joulenet_proto::MAX_TIMERS`] entries.
+
+use std::time::Instant;
+
+use joulenet_proto::{
+    Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, Time, TimerId,
+    TransportEvent, TxOpts, MAX_TIMERS,
+};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::app::{AppSink, AppSource};
+
+/// The agent's timers: one deadline (or none) per `TimerId`.
+#[derive(Clone, Debug)]
+pub struct TimerTable {
+    at: [Time; MAX_TIMERS],
+    /// `set_timer` calls with an id outside the table (ignored, counted).
+    pub out_of_range: u64,
+}
+
+impl Default for TimerTable {
+    fn default() -> Self {
+        TimerTable {
+            at: [Time::NEVER; MAX_TIMERS],
+            out_of_range: 0,
+        }
+    }
+}
+
+impl TimerTable {
+    pub fn set(&mut self, id: TimerId, at: Time) {
+        match self.at.get_mut(id.0 as usize) {
+            // Time::NEVER is the "unset" mark; an agent asking for it disarms.
+            Some(slot) => *slot = at,
+            None => self.out_of_range += 1,
+        }
+    }
+    pub fn cancel(&mut self, id: TimerId) {
+        if let Some(slot) = self.at.get_mut(id.0 as usize) {
+            *slot = Time::NEVER;
+        }
+    }
+    pub fn get(&self, id: TimerId) -> Option<Time> {
+        self.at
+            .get(id.0 as usize)
+            .copied()
+            .filter(|t| !t.is_never())
+    }
+    /// The earliest deadline, if any timer is armed.
+    pub fn next(&self) -> Option<Time> {
+        self.at.iter().copied().filter(|t| !t.is_never()).min()
+    }
+    /// Disarms and returns the earliest timer due at or before `now`
+    /// (lowest id first among equal deadlines).
+    pub fn pop_expired(&mut self, now: Time) -> Option<TimerId> {
+        let (i, _) = self
+            .at
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.is_never() && **t <= now)
+            .min_by_key(|(i, t)| (**t, *i))?;
+        self.at[i] = Time::NEVER;
+        Some(TimerId(i as u8))
+    }
+}
+
+/// A radio that only records the mode an agent asks for (the runtime has no
+/// radio to switch); the energy estimate charges the recorded time.
+#[derive(Clone, Debug)]
+pub struct RecordedRadio {
+    pub mode: RadioMode,
+    pub changes: u64,
+}
+
+impl RadioControl for RecordedRadio {
+    fn set_mode(&mut self, mode: RadioMode) {
+        if mode != self.mode {
+            self.changes += 1;
+        }
+        self.mode = mode;
+    }
+    fn mode(&self) -> RadioMode {
+        self.mode
+    }
+}
+
+/// Bound on packets an agent may queue in one callback before the driver
+/// sends them; beyond it packets are dropped (as a full interface queue would).
+pub const MAX_OUTBOX: usize = 4096;
+
+/// The runtime's `Net` for one connection.
+pub struct RuntimeNet {
+    start: Instant,
+    local: Addr,
+    pub timers: TimerTable,
+    /// Agent packets waiting to be framed and sent.
+    pub outbox: Vec<Vec<u8>>,
+    pub outbox_dropped: u64,
+    /// Spent packet buffers, reused by `packet_buffer`.
+    pub spare: Vec<Vec<u8>>,
+    rng: Pcg64Mcg,
+    pub source: Option<Box<dyn AppSource>>,
+    pub sink: Option<Box<dyn AppSink>>,
+    pub events: Vec<(Time, TransportEvent)>,
+    pub sink_finished: bool,
+    /// Whether the source said `Pending` (the driver calls `on_app_ready`
+    /// when it may have data again).
+    pub source_pending: bool,
+    pub radio: RecordedRadio,
+    /// The rate `link()` reports for the direct peer (bit/s).
+    pub link_rate_bps: u64,
+}
+
+impl RuntimeNet {
+    pub fn new(local: Addr, start: Instant) -> RuntimeNet {
+        RuntimeNet {
+            start,
+            local,
+            timers: TimerTable::default(),
+            outbox: Vec::new(),
+            outbox_dropped: 0,
+            spare: Vec::new(),
+            rng: Pcg64Mcg::from_os_rng(),
+            source: None,
+            sink: None,
+            events: Vec::new(),
+            sink_finished: false,
+            source_pending: false,
+            radio: RecordedRadio {
+                mode: RadioMode::Awake,
+                changes: 0,
+            },
+            link_rate_bps: 1_000_000_000,
+        }
+    }
+
+    pub fn start_instant(&self) -> Instant {
+        self.start
+    }
+
+    /// Returns a sent packet's buffer for reuse.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < 256 {
+            buf.clear();
+            self.spare.push(buf);
+        }
+    }
+}
+
+impl Net for RuntimeNet {
+    fn now(&self) -> Time {
+        Time(self.start.elapsed().as_nanos() as u64)
+    }
+    fn local(&self) -> Addr {
+        self.local
+    }
+    fn send(&mut self, _to: Addr, packet: Vec<u8>, _opts: TxOpts) {
+        // A connection has exactly one peer, so `to` needs no mapping.
+        if self.outbox.len() >= MAX_OUTBOX {
+            self.outbox_dropped += 1;
+            return;
+        }
+        self.outbox.push(packet);
+    }
+    fn packet_buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048))
+    }
+    fn set_timer(&mut self, timer: TimerId, at: Time) {
+        self.timers.set(timer, at);
+    }
+    fn cancel_timer(&mut self, timer: TimerId) {
+        self.timers.cancel(timer);
+    }
+    fn rng(&mut self) -> &mut dyn rand_core::RngCore {
+        &mut self.rng
+    }
+    fn app_read(&mut self, buf: &mut [u8]) -> AppRead {
+        let now = self.now();
+        let r = match &mut self.source {
+            Some(s) => s.read(now, buf),
+            None => AppRead::Finished,
+        };
+        self.source_pending = r == AppRead::Pending;
+        r
+    }
+    fn deliver(&mut self, data: &[u8]) {
+        if let Some(s) = &mut self.sink {
+            s.deliver(data);
+        }
+    }
+    fn deliver_finished(&mut self) {
+        if !self.sink_finished {
+            self.sink_finished = true;
+            if let Some(s) = &mut self.sink {
+                s.finish();
+            }
+        }
+    }
+    fn event(&mut self, event: TransportEvent) {
+        let now = self.now();
+        self.events.push((now, event));
+    }
+    fn route(&self, dst: NodeId) -> Option<Route> {
+        // The peer is one (UDP) hop away as far as the runtime can tell.
+        Some(Route {
+            next_hop: dst,
+            hops: 1,
+        })
+    }
+    fn link(&self, _neighbour: NodeId) -> Option<LinkInfo> {
+        Some(LinkInfo {
+            rate_bps: self.link_rate_bps,
+            up: true,
+            queue_len: self.outbox.len(),
+            loss_estimate: None,
+            available_rate_bps: None,
+            etx: None,
+        })
+    }
+    fn radio(&mut self) -> &mut dyn RadioControl {
+        &mut self.radio
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_table_orders_and_replaces() {
+        let mut t = TimerTable::default();
+        assert_eq!(t.next(), None);
+        t.set(TimerId(3), Time(30));
+        t.set(TimerId(1), Time(10));
+        t.set(TimerId(2), Time(10));
+        assert_eq!(t.next(), Some(Time(10)));
+        t.set(TimerId(1), Time(50)); // replaces
+        assert_eq!(t.get(TimerId(1)), Some(Time(50)));
+        assert_eq!(t.pop_expired(Time(5)), None);
+        assert_eq!(t.pop_expired(Time(40)), Some(TimerId(2)));
+        assert_eq!(t.pop_expired(Time(40)), Some(TimerId(3)));
+        assert_eq!(t.pop_expired(Time(40)), None);
+        t.cancel(TimerId(1));
+        t.cancel(TimerId(9)); // not armed: no-op
+        assert_eq!(t.next(), None);
+    }
+
+    #[test]
+    fn timer_ids_beyond_the_table_are_counted_not_panics() {
+        let mut t = TimerTable::default();
+        t.set(TimerId(200), Time(1));
+        t.cancel(TimerId(200));
+        assert_eq!(t.out_of_range, 1);
+        assert_eq!(t.get(TimerId(200)), None);
+        assert_eq!(t.next(), None);
+    }
+
+    #[test]
+    fn equal_deadlines_fire_lowest_id_first() {
+        let mut t = TimerTable::default();
+        t.set(TimerId(15), Time(7));
+        t.set(TimerId(0), Time(7));
+        assert_eq!(t.pop_expired(Time(7)), Some(TimerId(0)));
+        assert_eq!(t.pop_expired(Time(7)), Some(TimerId(15)));
+    }
+
+    #[test]
+    fn net_clock_is_monotonic_and_outbox_bounded() {
+        let mut n = RuntimeNet::new(Addr::new(0, 1), Instant::now());
+        let a = n.now();
+        let b = n.now();
+        assert!(b >= a);
+        for _ in 0..MAX_OUTBOX + 10 {
+            n.send(Addr::new(1, 1), vec![0], TxOpts::default());
+        }
+        assert_eq!(n.outbox.len(), MAX_OUTBOX);
+        assert_eq!(n.outbox_dropped, 10);
+        assert_eq!(n.app_read(&mut [0u8; 4]), AppRead::Finished);
+    }
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Benchmarks of the real-network runtime (not a test; figures go into
+# docs/PERFORMANCE.md). Needs root for part 2; build first:
+#   cargo build --release -p joulenet
+#
+# 1. loopback: one flow per TCP variant, no impairment, -t $LO_SECS.
+# 2. a 10 Mbit/s link (tbf in a link namespace between two hosts) with
+#    0/1/5/10/20% random loss on the data path: goodput of every joulenet
+#    protocol beside Linux TCP (iperf3 with cubic, reno and bbr).
+#
+# Prints one line per run: part, protocol, loss %, goodput Mbit/s.
+# Env: JOULENET_BIN (default target/release/joulenet), LO_SECS (5), SECS (10),
+#      LOSSES ("0 1 5 10 20"), PARTS ("loopback link")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=$(realpath "${JOULENET_BIN:-target/release/joulenet}")
+LO_SECS=${LO_SECS:-5}
+SECS=${SECS:-10}
+LOSSES=${LOSSES:-0 1 5 10 20}
+PARTS=${PARTS:-loopback link}
+PROTOS="tahoe reno newreno sack cubic"
+TMP=$(mktemp -d)
+
+goodput() { # json-file role -> Mbit/s of the receiver's goodput
+    python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+end = doc["end"]
+g = end.get("goodput_bps")
+print("%.2f" % (g / 1e6) if g else "nan")' "$1"
+}
+
+echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; binary $BIN"
+if [[ " $PARTS " == *" loopback "* ]]; then
+    port=5600
+    for p in $PROTOS; do
+        port=$((port + 1))
+        "$BIN" serve --bind 127.0.0.1:$port -1 -J -i 0 > "$TMP/srv.json" &
+        srv=$!
+        sleep 0.2
+        "$BIN" client 127.0.0.1:$port --proto "$p" -t "$LO_SECS" -i 0 -J > "$TMP/cli.json"
+        wait "$srv"
+        echo "loopback $p 0 $(goodput "$TMP/srv.json")"
+    done
+fi
+
+if [[ " $PARTS " == *" link "* ]]; then
+    . scripts/netns-lib.sh
+    jn_need || exit $?
+    trap 'jn_teardown; rm -rf "$TMP"' EXIT
+    jn_two_host 10mbit
+    for loss in $LOSSES; do
+        # shellcheck disable=SC2086
+        jn_set_loss $JN_LOSSY "$loss"
+        for p in $PROTOS udp; do
+            rate=()
+            [ "$p" = udp ] && rate=(-b 10Mbps)
+            jn_x B "$BIN" serve --bind "$JN_SERVER:5201" -1 -J -i 0 --idle-timeout 20s > "$TMP/srv.json" &
+            srv=$!
+            sleep 0.2
+            jn_x A "$BIN" client "$JN_TARGET" --proto "$p" -t "$SECS" -i 0 -J "${rate[@]}" \
+                > "$TMP/cli.json" 2>/dev/null || true
+            wait "$srv" || true
+            echo "link $p $loss $(goodput "$TMP/srv.json")"
+        done
+        for cc in cubic reno bbr; do
+            jn_x B iperf3 -s -1 -B "$JN_SERVER" > /dev/null 2>&1 &
+            srv=$!
+            sleep 0.3
+            jn_x A iperf3 -c "$JN_SERVER" -t "$SECS" -C "$cc" -J > "$TMP/ip.json" 2>/dev/null || true
+            wait "$srv" || true
+            g=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("%.2f" % (d["end"]["sum_received"]["bits_per_second"] / 1e6))' "$TMP/ip.json" 2>/dev/null || echo nan)
+            echo "link linux-$cc $loss $g"
+        done
+    done
+fi

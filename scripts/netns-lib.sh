@@ -1,0 +1,136 @@
+# Network-namespace topologies for joulenet's real-network tests and
+# benchmarks. Source this file; needs root, iproute2 and nftables.
+#
+# Every link between two hosts is a *link namespace* routing between them:
+# its egress toward each side has a tbf rate limiter, and its forward hook an
+# nftables `numgen random` drop rule, so shaping and loss happen between the
+# hosts, never on a sender's own interface. Offloads are off on every veth so
+# loss and shaping act per packet.
+#
+#   two-host:    A ──[L1]── B
+#   three-host:  A ──[L1]── R ──[L2]── B      (R runs `joulenet emulate`, a relay)
+#
+# Random loss applies to the data direction (A toward B) on link L1 only, so
+# the end-to-end data loss is the rate asked for; ACKs are not dropped.
+#
+# Addresses: A 10.201.1.1; L1 10.201.1.2 / 10.201.2.2; B (two-host) or R
+# 10.201.2.1; R 10.201.3.1; L2 10.201.3.2 / 10.201.4.2; B (three-host) 10.201.4.1.
+# Namespace names start with $JN_NS (default jn<pid>) so parallel runs differ.
+
+JN_NS=${JN_NS:-jn$$}
+JN_NAMESPACES=()
+
+jn_need() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: network-namespace tests need root (ip netns, veth, tc, nft)"
+        return 77
+    fi
+    if ! command -v nft >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+        echo "installing iproute2 and nftables" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 nftables ethtool; } >/dev/null 2>&1 || true
+    fi
+    for t in ip tc nft; do
+        if ! command -v "$t" >/dev/null 2>&1; then
+            echo "SKIP: $t not installed (apt-get install iproute2 nftables)"
+            return 77
+        fi
+    done
+}
+
+jn_ns() { # name
+    ip netns add "$JN_NS$1"
+    ip -n "$JN_NS$1" link set lo up
+    JN_NAMESPACES+=("$JN_NS$1")
+}
+
+jn_x() { # ns cmd...
+    local ns=$1
+    shift
+    ip netns exec "$JN_NS$ns" "$@"
+}
+
+jn_noofload() { # ns dev
+    if command -v ethtool >/dev/null 2>&1; then
+        jn_x "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
+    fi
+}
+
+# jn_veth NS1 DEV1 ADDR1/24 NS2 DEV2 ADDR2/24
+jn_veth() {
+    ip link add "$JN_NS$2" type veth peer name "$JN_NS$5"
+    ip link set "$JN_NS$2" netns "$JN_NS$1"
+    ip link set "$JN_NS$5" netns "$JN_NS$4"
+    jn_x "$1" ip addr add "$3" dev "$JN_NS$2"
+    jn_x "$4" ip addr add "$6" dev "$JN_NS$5"
+    jn_x "$1" ip link set "$JN_NS$2" up
+    jn_x "$4" ip link set "$JN_NS$5" up
+    jn_noofload "$1" "$JN_NS$2"
+    jn_noofload "$4" "$JN_NS$5"
+}
+
+# jn_link_ns L: make L a router with an nftables table for loss.
+jn_router() {
+    jn_x "$1" sysctl -qw net.ipv4.ip_forward=1
+    jn_x "$1" nft add table inet jnloss
+    jn_x "$1" nft add chain inet jnloss lossy '{ type filter hook forward priority 0; policy accept; }'
+}
+
+# jn_set_loss L DEV PERCENT: drop PERCENT% of the packets L forwards that
+# arrive on its interface DEV (one direction: the data path).
+jn_set_loss() {
+    jn_x "$1" nft flush chain inet jnloss lossy
+    local n
+    n=$(awk -v p="$3" 'BEGIN { printf "%d", p * 100 }')
+    if [ "$n" -gt 0 ]; then
+        jn_x "$1" nft add rule inet jnloss lossy iifname "$JN_NS$2" numgen random mod 10000 '<' "$n" drop
+    fi
+}
+
+# jn_set_rate L DEV1 DEV2 RATE: tbf on both of L's egresses.
+jn_set_rate() {
+    local l=$1 rate=$4
+    for dev in "$2" "$3"; do
+        jn_x "$l" tc qdisc replace dev "$JN_NS$dev" root tbf rate "$rate" burst 16kb latency 100ms
+    done
+}
+
+jn_two_host() { # RATE
+    jn_ns A; jn_ns L1; jn_ns B
+    jn_veth A a1 10.201.1.1/24 L1 la 10.201.1.2/24
+    jn_veth L1 lb 10.201.2.2/24 B b1 10.201.2.1/24
+    jn_x A ip route add default via 10.201.1.2
+    jn_x B ip route add default via 10.201.2.2
+    jn_router L1
+    jn_set_rate L1 la lb "$1"
+    JN_SERVER=10.201.2.1
+    JN_TARGET=10.201.2.1:5201
+    JN_LOSSY="L1 la"    # loss on the data path, A -> B
+}
+
+jn_three_host() { # RATE
+    jn_ns A; jn_ns L1; jn_ns R; jn_ns L2; jn_ns B
+    jn_veth A a1 10.201.1.1/24 L1 la 10.201.1.2/24
+    jn_veth L1 lr 10.201.2.2/24 R r1 10.201.2.1/24
+    jn_veth R r2 10.201.3.1/24 L2 ls 10.201.3.2/24
+    jn_veth L2 lb 10.201.4.2/24 B b1 10.201.4.1/24
+    jn_x A ip route add default via 10.201.1.2
+    jn_x R ip route add 10.201.1.0/24 via 10.201.2.2
+    jn_x R ip route add 10.201.4.0/24 via 10.201.3.2
+    jn_x B ip route add default via 10.201.4.2
+    jn_router L1
+    jn_router L2
+    jn_set_rate L1 la lr "$1"
+    jn_set_rate L2 ls lb "$1"
+    JN_SERVER=10.201.4.1
+    JN_TARGET=10.201.2.1:6000   # the relay on R
+    JN_LOSSY="L1 la"    # loss on the data path, A -> R (end-to-end loss = that link's)
+}
+
+jn_teardown() {
+    local ns
+    for ns in "${JN_NAMESPACES[@]}"; do
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    JN_NAMESPACES=()
+}
