@@ -1,0 +1,54 @@
+"""Figures and the report, without a display."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import joulenet
+from joulenet import plot
+
+GRID = {"link.loss.rate": [0.0, 0.01, 0.03], "flow.protocol": ["reno", "sack"]}
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    from conftest import small
+
+    db = tmp_path_factory.mktemp("plots") / "p.db"
+    return db, joulenet.sweep(small(), grid=GRID, seeds=3, store=db, workers=2, progress=False)
+
+
+def _saved(fig, tmp_path, name):
+    png, svg = tmp_path / f"{name}.png", tmp_path / f"{name}.svg"
+    plot.save(fig, png, svg)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in svg.read_bytes()[:2000]
+
+
+def test_no_display():
+    assert "DISPLAY" not in os.environ
+
+
+def test_figures(tmp_path, swept):
+    _, res = swept
+    _saved(plot.metric_vs_param(res, "link.loss.rate", "energy_j", hue="flow.protocol"), tmp_path, "mvp")
+    _saved(plot.goodput_cdf(res.flows), tmp_path, "cdf")
+    _saved(plot.box(res, "aggregate_goodput_bps", by="flow.protocol"), tmp_path, "box")
+    r = res.results()[0]
+    _saved(plot.timeseries(r, ["cwnd", "rate", "channel"]), tmp_path, "ts")
+
+
+def test_report_python_and_cli(tmp_path, swept):
+    db, _ = swept
+    out = tmp_path / "report.html"
+    joulenet.report(db, out)
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 4
+    assert "Mean ± 95% CI" in page and joulenet.version() in page
+    assert "src=\"http" not in page  # self-contained
+    out2 = tmp_path / "cli.html"
+    subprocess.run([sys.executable, "-m", "joulenet", "report", str(db), "-o", str(out2)],
+                   check=True, capture_output=True)
+    assert out2.read_text().count("<svg") == page.count("<svg")
