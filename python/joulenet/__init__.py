@@ -22,12 +22,13 @@ from .result import RunResult
 from .stats import ci95, mean_ci, t975
 from .store import Store
 from .sweep import SweepResult, scenario_info, sweep
+from . import experiments
 
 __version__: str = _joulenet.version()
 
 __all__ = [
     "run", "sweep", "check", "ScenarioError", "RunResult", "SweepResult", "Store",
-    "mean_ci", "ci95", "t975", "version", "git_commit", "report", "Source",
+    "mean_ci", "ci95", "t975", "version", "git_commit", "report", "Source", "experiments",
 ]
 
 

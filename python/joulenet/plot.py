@@ -27,7 +27,14 @@ def _figure(figsize=(6.4, 4.0)) -> Figure:
     return Figure(figsize=figsize, layout="constrained")
 
 
+_UNITS = [("_bps", " (bit/s)"), ("_j", " (J)"), ("_ms", " (ms)"), ("_s", " (s)")]
+
+
 def _label(metric: str) -> str:
+    """``energy_per_bit_j`` → ``energy per bit (J)``."""
+    for suffix, unit in _UNITS:
+        if metric.endswith(suffix):
+            return metric[: -len(suffix)].replace("_", " ") + unit
     return metric.replace("_", " ")
 
 

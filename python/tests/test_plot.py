@@ -52,3 +52,20 @@ def test_report_python_and_cli(tmp_path, swept):
     subprocess.run([sys.executable, "-m", "joulenet", "report", str(db), "-o", str(out2)],
                    check=True, capture_output=True)
     assert out2.read_text().count("<svg") == page.count("<svg")
+
+
+def test_example_script_runs(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, os.path.join(root, "examples", "compare_protocols.py"),
+                    "--out", str(tmp_path), "--seeds", "2", "--workers", "2"],
+                   check=True, capture_output=True)
+    assert (tmp_path / "compare-energy.png").stat().st_size > 1000
+    assert (tmp_path / "compare-report.html").exists()
+
+
+def test_experiments_are_runnable(tmp_path):
+    assert "demo" in joulenet.experiments.names()
+    res = joulenet.experiments.reproduce("demo", seeds=2, store=str(tmp_path / "demo.db"),
+                                         workers=2, progress=False)
+    assert len(res) == 5 * 2  # the demo's own sweep: five protocols
+    assert set(res.summary["flow.protocol"]) == {"tahoe", "reno", "newreno", "sack", "cubic"}
