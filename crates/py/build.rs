@@ -22,7 +22,10 @@ fn main() {
     };
     println!("cargo:rustc-env=JOULENET_GIT_COMMIT={commit}");
     // Rebuild when HEAD moves (works in worktrees too); without git, never.
-    let mut watched = vec![git(&["rev-parse", "--git-path", "HEAD"]), git(&["rev-parse", "--git-path", "index"])];
+    let mut watched = vec![
+        git(&["rev-parse", "--git-path", "HEAD"]),
+        git(&["rev-parse", "--git-path", "index"]),
+    ];
     if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
         watched.push(git(&["rev-parse", "--git-path", &r]));
     }

@@ -269,11 +269,11 @@ mod tests {
         )
         .unwrap();
         let grid = vec![
-            ("flow.protocol".to_string(), vec![Toml::String("cubic".into())]),
             (
-                "link.rate".to_string(),
-                vec![Toml::String("1Mbps".into())],
+                "flow.protocol".to_string(),
+                vec![Toml::String("cubic".into())],
             ),
+            ("link.rate".to_string(), vec![Toml::String("1Mbps".into())]),
         ];
         let points = grid_points(&mut s, &grid).unwrap();
         assert_eq!(points.len(), 1);
