@@ -13,8 +13,6 @@ use std::path::PathBuf;
 
 use joulenet_sim::scenario::ParamPoint;
 use joulenet_sim::{Scenario, ScenarioError};
-use pyo3::exceptions::PyValueError;
-use pyo3::prelude::*;
 use serde_json::Value as Json;
 use toml::Value as Toml;
 
@@ -123,111 +121,61 @@ pub fn grid_points(
     Ok(points)
 }
 
-fn scenario_err(py: Python<'_>, e: ScenarioError) -> PyErr {
-    match py
-        .import("joulenet.errors")
-        .and_then(|m| m.getattr("ScenarioError"))
-        .and_then(|cls| cls.call1((e.key.clone(), e.message.clone())))
-    {
-        Ok(obj) => PyErr::from_value(obj),
-        Err(_) => PyValueError::new_err(e.to_string()),
-    }
-}
-
-/// Run one seed of one parameter point; the RunResult as JSON.
-///
-/// The GIL is released while the simulation runs.
-#[pyfunction]
-#[pyo3(signature = (scenario, params_json, seed, format="toml", name="scenario", dir="."))]
-fn run_json(
-    py: Python<'_>,
-    scenario: &str,
-    params_json: &str,
-    seed: u64,
-    format: &str,
-    name: &str,
-    dir: &str,
-) -> PyResult<String> {
-    let (scenario, format, name, dir, params) = (
-        scenario.to_string(),
-        format.to_string(),
-        name.to_string(),
-        dir.to_string(),
-        params_json.to_string(),
-    );
-    let out = py.allow_threads(move || -> Result<String, ScenarioError> {
-        let s = load(&scenario, &format, &name, &dir)?;
-        let p = point(&params)?;
-        let result = joulenet_sim::run(&s, &p, seed, &mut |_| {})?;
-        serde_json::to_string(&result).map_err(|e| ScenarioError::new("", e.to_string()))
-    });
-    out.map_err(|e| scenario_err(py, e))
-}
+#[cfg(feature = "python")]
+mod python;
 
 /// Validate a scenario and expand its sweep with `grid_json` (a JSON list of
-/// `[key, [values...]]` pairs). Returns JSON: `name`, `hash`,
-/// `default_seed`, `sweep` (the effective grid), `points`.
-#[pyfunction]
-#[pyo3(signature = (scenario, format="toml", name="scenario", dir=".", grid_json="[]"))]
-fn scenario_info(
-    py: Python<'_>,
+/// `[key, [values...]]` pairs): JSON with `name`, `hash`, `default_seed`,
+/// `sweep` (the effective grid) and `points`.
+pub fn info_json(
     scenario: &str,
     format: &str,
     name: &str,
     dir: &str,
     grid_json: &str,
-) -> PyResult<String> {
-    let res = (|| -> Result<String, ScenarioError> {
-        let mut s = load(scenario, format, name, dir)?;
-        let grid_v: Json = serde_json::from_str(grid_json)
-            .map_err(|e| ScenarioError::new("", format!("grid is not valid JSON: {e}")))?;
-        let mut grid = Vec::new();
-        for item in grid_v.as_array().into_iter().flatten() {
-            let key = item[0].as_str().unwrap_or_default().to_string();
-            let values = item[1]
-                .as_array()
-                .ok_or_else(|| ScenarioError::new(key.clone(), "grid values must be a list"))?
-                .iter()
-                .map(|v| json_to_toml(&key, v))
-                .collect::<Result<Vec<_>, _>>()?;
-            grid.push((key, values));
-        }
-        let points = grid_points(&mut s, &grid)?;
-        let info = serde_json::json!({
-            "name": s.name(),
-            "hash": s.hash(),
-            "default_seed": s.default_seed(),
-            "sweep": s.sweep().iter()
-                .map(|(k, vs)| serde_json::json!([k, vs.iter().map(toml_to_json).collect::<Vec<_>>()]))
-                .collect::<Vec<_>>(),
-            "points": points.iter()
-                .map(|p| p.iter().map(|(k, v)| (k.clone(), toml_to_json(v))).collect::<serde_json::Map<_, _>>())
-                .collect::<Vec<_>>(),
-        });
-        Ok(info.to_string())
-    })();
-    res.map_err(|e| scenario_err(py, e))
+) -> Result<String, ScenarioError> {
+    let mut s = load(scenario, format, name, dir)?;
+    let grid_v: Json = serde_json::from_str(grid_json)
+        .map_err(|e| ScenarioError::new("", format!("grid is not valid JSON: {e}")))?;
+    let mut grid = Vec::new();
+    for item in grid_v.as_array().into_iter().flatten() {
+        let key = item[0].as_str().unwrap_or_default().to_string();
+        let values = item[1]
+            .as_array()
+            .ok_or_else(|| ScenarioError::new(key.clone(), "grid values must be a list"))?
+            .iter()
+            .map(|v| json_to_toml(&key, v))
+            .collect::<Result<Vec<_>, _>>()?;
+        grid.push((key, values));
+    }
+    let points = grid_points(&mut s, &grid)?;
+    let info = serde_json::json!({
+        "name": s.name(),
+        "hash": s.hash(),
+        "default_seed": s.default_seed(),
+        "sweep": s.sweep().iter()
+            .map(|(k, vs)| serde_json::json!([k, vs.iter().map(toml_to_json).collect::<Vec<_>>()]))
+            .collect::<Vec<_>>(),
+        "points": points.iter()
+            .map(|p| p.iter().map(|(k, v)| (k.clone(), toml_to_json(v))).collect::<serde_json::Map<_, _>>())
+            .collect::<Vec<_>>(),
+    });
+    Ok(info.to_string())
 }
 
-/// joulenet's version.
-#[pyfunction]
-fn version() -> &'static str {
-    joulenet_sim::VERSION
-}
-
-/// The git commit the extension was built from.
-#[pyfunction]
-fn git_commit() -> &'static str {
-    GIT_COMMIT
-}
-
-#[pymodule]
-fn _joulenet(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(run_json, m)?)?;
-    m.add_function(wrap_pyfunction!(scenario_info, m)?)?;
-    m.add_function(wrap_pyfunction!(version, m)?)?;
-    m.add_function(wrap_pyfunction!(git_commit, m)?)?;
-    Ok(())
+/// Run one seed of one parameter point: the RunResult as JSON.
+pub fn run_to_json(
+    scenario: &str,
+    format: &str,
+    name: &str,
+    dir: &str,
+    params_json: &str,
+    seed: u64,
+) -> Result<String, ScenarioError> {
+    let s = load(scenario, format, name, dir)?;
+    let p = point(params_json)?;
+    let result = joulenet_sim::run(&s, &p, seed, &mut |_| {})?;
+    serde_json::to_string(&result).map_err(|e| ScenarioError::new("", e.to_string()))
 }
 
 #[cfg(test)]
@@ -278,6 +226,41 @@ mod tests {
         let points = grid_points(&mut s, &grid).unwrap();
         assert_eq!(points.len(), 1);
         assert_eq!(points[0]["flow.protocol"], Toml::String("cubic".into()));
+    }
+
+    #[test]
+    fn info_lists_validated_points() {
+        let text = std::fs::read_to_string("../../scenarios/demo.toml").unwrap();
+        let info: Json =
+            serde_json::from_str(&info_json(&text, "toml", "demo", ".", "[]").unwrap()).unwrap();
+        assert_eq!(info["points"].as_array().unwrap().len(), 5);
+        assert_eq!(info["points"][0]["flow.protocol"], "tahoe");
+        let err = info_json(
+            &text,
+            "toml",
+            "demo",
+            ".",
+            r#"[["flow.protocol", ["nope"]]]"#,
+        )
+        .unwrap_err();
+        assert_eq!(err.key, "flow.protocol");
+        let a = run_to_json(
+            &text,
+            "toml",
+            "demo",
+            ".",
+            r#"{"flow.protocol": "reno"}"#,
+            4,
+        );
+        let b = run_to_json(
+            &text,
+            "toml",
+            "demo",
+            ".",
+            r#"{"flow.protocol": "reno"}"#,
+            4,
+        );
+        assert_eq!(a.unwrap(), b.unwrap());
     }
 
     #[test]
