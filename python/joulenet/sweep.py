@@ -226,9 +226,11 @@ class SweepResult:
         # A stable order: parameter point, then seed.
         rows.sort(key=lambda r: (r["scenario_hash"], r["point"], r["seed"], r["joulenet_version"]))
         ids = [r["id"] for r in rows]
-        metrics = pd.read_sql_query(
-            "SELECT run_id, kind, entity, label, metric, value FROM metrics", self._store.conn
-        )
+        # Only the selected scenario/version's metrics leave SQLite.
+        msql = ("SELECT run_id, kind, entity, label, metric, value FROM metrics"
+                " WHERE run_id IN (SELECT id FROM runs"
+                + (" WHERE " + " AND ".join(where) if where else "") + ") ORDER BY rowid")
+        metrics = pd.read_sql_query(msql, self._store.conn, params=args)
         metrics = metrics[metrics["run_id"].isin(ids)]
         self._rows = rows
         self._metrics = metrics

@@ -69,3 +69,13 @@ def test_experiments_are_runnable(tmp_path):
                                          workers=2, progress=False)
     assert len(res) == 5 * 2  # the demo's own sweep: five protocols
     assert set(res.summary["flow.protocol"]) == {"tahoe", "reno", "newreno", "sack", "cubic"}
+
+
+def test_report_console_script(tmp_path, swept):
+    db, _ = swept
+    script = os.path.join(os.path.dirname(sys.executable), "joulenet-report")
+    if not os.path.exists(script):
+        pytest.skip("package not installed with its console scripts")
+    out = tmp_path / "script.html"
+    subprocess.run([script, str(db), "-o", str(out)], check=True, capture_output=True)
+    assert out.read_text().startswith("<!DOCTYPE html>")
