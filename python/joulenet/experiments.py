@@ -1,0 +1,61 @@
+"""Named experiments: the scenario files shipped in the repository's
+``scenarios/`` directory (and ``scenarios/reproduce/``, where the papers'
+``reproduce`` experiments live), runnable through the same API as any
+scenario.
+
+>>> joulenet.experiments.names()
+['demo', 'ge-tcp-variants']
+>>> res = joulenet.experiments.reproduce("ge-tcp-variants", seeds=range(5), store="ge.db")
+
+The directory is ``$JOULENET_SCENARIOS`` if set, else the ``scenarios/``
+directory of the source checkout the package was installed from (editable
+installs), else ``./scenarios``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from .sweep import SweepResult, sweep
+
+
+def directory() -> Path:
+    env = os.environ.get("JOULENET_SCENARIOS")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parents[2] / "scenarios"
+    if here.is_dir():
+        return here
+    return Path.cwd() / "scenarios"
+
+
+def paths() -> Dict[str, Path]:
+    """Experiment name → TOML file (``reproduce/x.toml`` is named ``x``
+    unless a top-level ``x.toml`` exists)."""
+    d = directory()
+    found: Dict[str, Path] = {}
+    for sub in (d / "reproduce", d):
+        if sub.is_dir():
+            for p in sorted(sub.glob("*.toml")):
+                found[p.stem] = p
+    return dict(sorted(found.items()))
+
+
+def names() -> List[str]:
+    return list(paths())
+
+
+def path(name: str) -> Path:
+    try:
+        return paths()[name]
+    except KeyError:
+        raise KeyError(f"no experiment `{name}` in {directory()} (have: {', '.join(names())})") from None
+
+
+def reproduce(name: str, seeds: Any = 10, store: Optional[str] = None, **kwargs: Any) -> SweepResult:
+    """Run a named experiment's own ``[sweep]`` over ``seeds`` into
+    ``store`` (default ``<name>.db``); ``kwargs`` go to :func:`joulenet.sweep`
+    (``grid``, ``workers``, ``executor``, ``progress``)."""
+    return sweep(path(name), seeds=seeds, store=store or f"{name}.db", **kwargs)

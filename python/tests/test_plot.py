@@ -1,0 +1,81 @@
+"""Figures and the report, without a display."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import joulenet
+from joulenet import plot
+
+GRID = {"link.loss.rate": [0.0, 0.01, 0.03], "flow.protocol": ["reno", "sack"]}
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    from conftest import small
+
+    db = tmp_path_factory.mktemp("plots") / "p.db"
+    return db, joulenet.sweep(small(), grid=GRID, seeds=3, store=db, workers=2, progress=False)
+
+
+def _saved(fig, tmp_path, name):
+    png, svg = tmp_path / f"{name}.png", tmp_path / f"{name}.svg"
+    plot.save(fig, png, svg)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in svg.read_bytes()[:2000]
+
+
+def test_no_display():
+    assert "DISPLAY" not in os.environ
+
+
+def test_figures(tmp_path, swept):
+    _, res = swept
+    _saved(plot.metric_vs_param(res, "link.loss.rate", "energy_j", hue="flow.protocol"), tmp_path, "mvp")
+    _saved(plot.goodput_cdf(res.flows), tmp_path, "cdf")
+    _saved(plot.box(res, "aggregate_goodput_bps", by="flow.protocol"), tmp_path, "box")
+    r = res.results()[0]
+    _saved(plot.timeseries(r, ["cwnd", "rate", "channel"]), tmp_path, "ts")
+
+
+def test_report_python_and_cli(tmp_path, swept):
+    db, _ = swept
+    out = tmp_path / "report.html"
+    joulenet.report(db, out)
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 4
+    assert "Mean ± 95% CI" in page and joulenet.version() in page
+    assert "src=\"http" not in page  # self-contained
+    out2 = tmp_path / "cli.html"
+    subprocess.run([sys.executable, "-m", "joulenet", "report", str(db), "-o", str(out2)],
+                   check=True, capture_output=True)
+    assert out2.read_text().count("<svg") == page.count("<svg")
+
+
+def test_example_script_runs(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, os.path.join(root, "examples", "compare_protocols.py"),
+                    "--out", str(tmp_path), "--seeds", "2", "--workers", "2"],
+                   check=True, capture_output=True)
+    assert (tmp_path / "compare-energy.png").stat().st_size > 1000
+    assert (tmp_path / "compare-report.html").exists()
+
+
+def test_experiments_are_runnable(tmp_path):
+    assert "demo" in joulenet.experiments.names()
+    res = joulenet.experiments.reproduce("demo", seeds=2, store=str(tmp_path / "demo.db"),
+                                         workers=2, progress=False)
+    assert len(res) == 5 * 2  # the demo's own sweep: five protocols
+    assert set(res.summary["flow.protocol"]) == {"tahoe", "reno", "newreno", "sack", "cubic"}
+
+
+def test_report_console_script(tmp_path, swept):
+    db, _ = swept
+    script = os.path.join(os.path.dirname(sys.executable), "joulenet-report")
+    if not os.path.exists(script):
+        pytest.skip("package not installed with its console scripts")
+    out = tmp_path / "script.html"
+    subprocess.run([script, str(db), "-o", str(out)], check=True, capture_output=True)
+    assert out.read_text().startswith("<!DOCTYPE html>")

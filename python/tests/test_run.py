@@ -1,0 +1,93 @@
+"""run(): DataFrames, series, TOML = dict, determinism across processes, GIL."""
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pandas as pd
+
+import joulenet
+from conftest import small
+
+
+def test_run_returns_dataframes_with_context(scenario):
+    r = joulenet.run(scenario, seed=3, params={"flow.protocol": "sack"})
+    for df in (r.flows, r.nodes, r.links, r.summary):
+        assert isinstance(df, pd.DataFrame) and len(df) >= 1
+        assert (df["seed"] == 3).all()
+        assert (df["scenario"] == "small").all()
+        assert (df["flow.protocol"] == "sack").all()
+        assert (df["joulenet_version"] == joulenet.version()).all()
+    assert r.flows["protocol"].iloc[0] == "sack"
+    assert bool(r.flows["completed"].iloc[0])
+    assert r.summary["energy_j"].iloc[0] > 0
+    assert set(r.series_names) == {"cwnd", "channel", "rate"}
+    cwnd = r.series("cwnd")
+    assert list(cwnd.columns[-4:]) == ["time_s", "series", "entity", "value"]
+    assert (cwnd["series"] == "cwnd").all() and len(cwnd) > 3
+    assert not r.series("cwnd", wide=True).empty
+
+
+def test_toml_file_and_dict_give_the_same_result(tmp_path, demo_path):
+    import tomllib
+
+    as_dict = tomllib.loads(demo_path.read_text())
+    as_dict["name"] = "demo"
+    a = joulenet.run(demo_path, seed=2, params={"flow.protocol": "reno"})
+    b = joulenet.run(as_dict, seed=2, params={"flow.protocol": "reno"})
+    assert a.raw == b.raw
+
+
+def test_default_seed_is_the_scenarios(scenario):
+    scenario["seed"] = 7
+    assert joulenet.run(scenario).context["seed"] == 7
+
+
+_CHILD = """
+import json, sys, joulenet
+sys.path.insert(0, {tests!r})
+from conftest import small
+r = joulenet.run(small(), seed=5, params={{"flow.protocol": "cubic"}})
+print(json.dumps(r.raw, sort_keys=True))
+"""
+
+
+def test_determinism_across_processes():
+    import os
+
+    code = _CHILD.format(tests=os.path.dirname(__file__))
+    outs = [
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONHASHSEED": str(i)}).stdout
+        for i in (1, 2)
+    ]
+    assert outs[0] == outs[1]
+    here = joulenet.run(small(), seed=5, params={"flow.protocol": "cubic"})
+    assert json.loads(outs[0]) == json.loads(json.dumps(here.raw, sort_keys=True))
+
+
+def test_runs_release_the_gil():
+    big = small(bytes="40MB")
+    t0 = time.perf_counter()
+    joulenet.run(big, seed=1)
+    one = time.perf_counter() - t0
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    th = threading.Thread(target=ticker)
+    th.start()
+    try:
+        for _ in range(3):
+            joulenet.run(big, seed=1)
+    finally:
+        stop.set()
+        th.join()
+    # With the GIL held the ticker would be frozen for the whole runs.
+    assert len(ticks) >= max(3, int(one * 3 / 0.005))
