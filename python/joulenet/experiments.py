@@ -59,3 +59,39 @@ def reproduce(name: str, seeds: Any = 10, store: Optional[str] = None, **kwargs:
     ``store`` (default ``<name>.db``); ``kwargs`` go to :func:`joulenet.sweep`
     (``grid``, ``workers``, ``executor``, ``progress``)."""
     return sweep(path(name), seeds=seeds, store=store or f"{name}.db", **kwargs)
+
+
+class PaperReproduction:
+    """What :func:`paper` produced: the report printed beside the paper's
+    numbers, the number of simulation runs, the directory with the CSV tables
+    and figure data (``fig_*.csv``), and the tables as DataFrames."""
+
+    def __init__(self, report: str, runs: int, out: Path) -> None:
+        self.report = report
+        self.runs = runs
+        self.out = out
+
+    def tables(self) -> Dict[str, Any]:
+        """Every CSV the experiment wrote, as pandas DataFrames by file stem."""
+        import pandas as pd
+
+        return {p.stem: pd.read_csv(p, comment="#") for p in sorted(self.out.glob("*.csv"))}
+
+    def __repr__(self) -> str:
+        return f"PaperReproduction(runs={self.runs}, out={str(self.out)!r})"
+
+
+def paper(name: str, quick: bool = True, seeds: Optional[int] = None, out: Optional[str] = None) -> PaperReproduction:
+    """Run a paper's experiments exactly as ``joulenet reproduce NAME``
+    does (``"wwp"`` or ``"e2tcp"``), without the PNG step (use
+    :mod:`joulenet.plot` or ``scripts/plot_reproduction.py`` on ``.out``).
+    The GIL is released while the simulations run."""
+    import json
+
+    from . import _joulenet
+
+    target = Path(out) if out else Path("results/reproduce") / name
+    doc = json.loads(
+        _joulenet.reproduce_json(name, str(target), scenarios=str(directory()), quick=quick, seeds=seeds)
+    )
+    return PaperReproduction(doc["report"], int(doc["runs"]), Path(doc["out"]))

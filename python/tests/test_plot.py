@@ -79,3 +79,14 @@ def test_report_console_script(tmp_path, swept):
     out = tmp_path / "script.html"
     subprocess.run([script, str(db), "-o", str(out)], check=True, capture_output=True)
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_paper_reproduction_runs_from_python(tmp_path):
+    rep = joulenet.experiments.paper("wwp", quick=True, out=str(tmp_path / "wwp"))
+    assert rep.runs > 0
+    assert "Table 1" in rep.report and "paper" in rep.report
+    assert (tmp_path / "wwp" / "report.txt").read_text() == rep.report
+    tables = rep.tables()
+    assert tables, "the experiment wrote CSV tables"
+    with pytest.raises(ValueError, match="unknown experiment"):
+        joulenet.experiments.paper("nope", out=str(tmp_path / "x"))

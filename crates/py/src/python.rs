@@ -73,11 +73,43 @@ fn git_commit() -> &'static str {
     GIT_COMMIT
 }
 
+/// Run a paper's experiments (`joulenet reproduce`): returns JSON with the
+/// report text, the number of runs and the output directory. The GIL is
+/// released while the simulations run.
+#[pyfunction]
+#[pyo3(signature = (paper, out, scenarios="scenarios", quick=true, seeds=None))]
+fn reproduce_json(
+    py: Python<'_>,
+    paper: &str,
+    out: &str,
+    scenarios: &str,
+    quick: bool,
+    seeds: Option<u64>,
+) -> PyResult<String> {
+    let options = joulenet_experiments::Options {
+        quick,
+        seeds,
+        scenarios: scenarios.into(),
+        out: out.into(),
+        echo: false,
+    };
+    let paper = paper.to_string();
+    let outcome = py.allow_threads(move || joulenet_experiments::reproduce(&paper, &options));
+    let outcome = outcome.map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok(serde_json::json!({
+        "report": outcome.report,
+        "runs": outcome.runs,
+        "out": outcome.out.display().to_string(),
+    })
+    .to_string())
+}
+
 #[pymodule]
 fn _joulenet(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_info, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(git_commit, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce_json, m)?)?;
     Ok(())
 }

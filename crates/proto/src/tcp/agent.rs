@@ -378,6 +378,9 @@ impl TcpAgent {
         self.emit(net, seq, flags, ack, options, None, SendKind::First);
     }
 
+    // Every argument is a header field or how to count the segment; a
+    // builder would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn emit(
         &mut self,
         net: &mut dyn Net,

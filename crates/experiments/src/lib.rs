@@ -3,69 +3,83 @@
 //! write CSV (tables and figure data) and, when Python with matplotlib is
 //! available, PNG figures through `scripts/plot_reproduction.py`.
 
+//! The papers' experiments: each runs the scenario files under
+//! `scenarios/<paper>/`, prints our numbers beside the paper's, and writes
+//! CSV tables, figure data and a report (`report.txt`) into an output
+//! directory. Driven by `joulenet reproduce` and by the Python package.
+//!
+//! Depends on the simulator only; it must not depend on the CLI or Python.
+
 mod e2tcp;
 mod wwp;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
 use joulenet_sim::scenario::{parse_override, set_path};
 use joulenet_sim::{run, RunResult, Scenario};
 
-#[derive(Copy, Clone, Debug, ValueEnum)]
-pub enum Paper {
-    /// Wave & Wait vs TCP Reno (Tables 1, 2, 3, 4, 5)
-    Wwp,
-    /// E2TCP vs Tahoe/Reno/NewReno (Figures 1-18, Table 1)
-    E2tcp,
+/// The experiments that can be reproduced, with what they cover.
+pub const PAPERS: &[(&str, &str)] = &[
+    ("wwp", "Wave & Wait vs TCP Reno (Tables 1, 2, 3, 4, 5)"),
+    (
+        "e2tcp",
+        "E2TCP vs Tahoe/Reno/NewReno (Figures 1-18, Table 1)",
+    ),
+];
+
+/// How to run an experiment.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// A reduced run (fewer points, one seed, smaller transfers).
+    pub quick: bool,
+    /// Seeds per point (default 1 when quick, else 3).
+    pub seeds: Option<u64>,
+    /// The directory holding `<paper>/` scenario files.
+    pub scenarios: PathBuf,
+    /// Where CSV, figure data and the report go.
+    pub out: PathBuf,
+    /// Print the report to standard output as it is produced.
+    pub echo: bool,
 }
 
-#[derive(Args)]
-pub struct ReproduceArgs {
-    /// Which paper
-    paper: Paper,
-    /// A reduced run (fewer points, one seed, smaller transfers): well under a minute
-    #[arg(long)]
-    quick: bool,
-    /// Seeds per point (default 1 with --quick, else 3); results are means
-    #[arg(long)]
-    seeds: Option<u64>,
-    /// Where the scenario files are (default: ./scenarios)
-    #[arg(long, default_value = "scenarios")]
-    scenarios: PathBuf,
-    /// Output directory for CSV, report and PNG (default: results/reproduce/<paper>)
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Do not call Python for the PNG figures
-    #[arg(long)]
-    no_plots: bool,
+/// What an experiment produced.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The report text (also written to `out/report.txt`).
+    pub report: String,
+    pub runs: usize,
+    pub out: PathBuf,
 }
 
-pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
-    let name = match args.paper {
-        Paper::Wwp => "wwp",
-        Paper::E2tcp => "e2tcp",
-    };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results/reproduce").join(name));
+/// Run the experiments of `paper` ("wwp" or "e2tcp").
+pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
+    let known: Vec<&str> = PAPERS.iter().map(|p| p.0).collect();
+    if !known.contains(&paper) {
+        return Err(format!(
+            "unknown experiment \"{paper}\" (known: {})",
+            known.join(", ")
+        ));
+    }
+    let out = options.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let seeds = args.seeds.unwrap_or(if args.quick { 1 } else { 3 }).max(1);
-    let ctx = Ctx {
-        dir: args.scenarios.join(name),
+    let seeds = options
+        .seeds
+        .unwrap_or(if options.quick { 1 } else { 3 })
+        .max(1);
+    let mut ctx = Ctx {
+        dir: options.scenarios.join(paper),
         out: out.clone(),
         seeds,
-        quick: args.quick,
+        quick: options.quick,
         report: String::new(),
         runs: 0,
+        echo: options.echo,
     };
     let started = std::time::Instant::now();
-    let mut ctx = ctx;
-    match args.paper {
-        Paper::Wwp => wwp::reproduce(&mut ctx)?,
-        Paper::E2tcp => e2tcp::reproduce(&mut ctx)?,
+    match paper {
+        "wwp" => wwp::reproduce(&mut ctx)?,
+        _ => e2tcp::reproduce(&mut ctx)?,
     }
     let summary = format!(
         "\n{} simulation run(s) in {:.1} s; CSV and report in {}\n",
@@ -75,15 +89,18 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
     );
     ctx.say(&summary);
     std::fs::write(out.join("report.txt"), &ctx.report).map_err(|e| e.to_string())?;
-    if !args.no_plots {
-        plot(&out, &args.scenarios);
-    }
-    Ok(())
+    Ok(Outcome {
+        report: ctx.report,
+        runs: ctx.runs,
+        out,
+    })
 }
 
-/// Run `scripts/plot_reproduction.py` on the CSVs; a missing Python or
-/// matplotlib is reported, not fatal.
-fn plot(out: &Path, scenarios: &Path) {
+/// Turn the figure data in `out` into PNGs with
+/// `scripts/plot_reproduction.py` (found next to the scenarios directory).
+/// A missing Python or matplotlib is an error message, not a failure of the
+/// experiment.
+pub fn plot(out: &Path, scenarios: &Path) -> Result<(), String> {
     let script = scenarios
         .parent()
         .unwrap_or(Path::new("."))
@@ -93,28 +110,32 @@ fn plot(out: &Path, scenarios: &Path) {
         .arg(out)
         .status()
     {
-        Ok(s) if s.success() => println!("figures (PNG) written to {}", out.display()),
-        Ok(_) => eprintln!(
-            "warning: {} failed (is matplotlib installed? `pip install matplotlib`); CSVs are in {}",
+        Ok(s) if s.success() => Ok(()),
+        Ok(_) => Err(format!(
+            "{} failed (is matplotlib installed? `pip install matplotlib`); CSVs are in {}",
             script.display(),
             out.display()
-        ),
-        Err(e) => eprintln!("warning: could not run python3 ({e}); CSVs are in {}", out.display()),
+        )),
+        Err(e) => Err(format!(
+            "could not run python3 ({e}); CSVs are in {}",
+            out.display()
+        )),
     }
 }
 
-pub(crate) struct Ctx {
+pub struct Ctx {
     dir: PathBuf,
     out: PathBuf,
     pub seeds: u64,
     pub quick: bool,
     report: String,
     runs: usize,
+    echo: bool,
 }
 
 /// What one (mean over seeds) run of a single-flow scenario measured.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Measure {
+pub struct Measure {
     pub completed: f64,
     /// Connection time: start to both ends closed (else last delivery).
     pub time_s: f64,
@@ -132,7 +153,9 @@ pub(crate) struct Measure {
 
 impl Ctx {
     pub fn say(&mut self, text: &str) {
-        print!("{text}");
+        if self.echo {
+            print!("{text}");
+        }
         self.report.push_str(text);
     }
 

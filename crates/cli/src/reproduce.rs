@@ -1,0 +1,61 @@
+//! `joulenet reproduce <paper>`: the experiments of `joulenet-experiments`,
+//! then PNG figures through `scripts/plot_reproduction.py`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use joulenet_experiments::Options;
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum Paper {
+    /// Wave & Wait vs TCP Reno (Tables 1, 2, 3, 4, 5)
+    Wwp,
+    /// E2TCP vs Tahoe/Reno/NewReno (Figures 1-18, Table 1)
+    E2tcp,
+}
+
+#[derive(Args)]
+pub struct ReproduceArgs {
+    /// Which paper
+    paper: Paper,
+    /// A reduced run (fewer points, one seed, smaller transfers): well under a minute
+    #[arg(long)]
+    quick: bool,
+    /// Seeds per point (default 1 with --quick, else 3); results are means
+    #[arg(long)]
+    seeds: Option<u64>,
+    /// Where the scenario files are
+    #[arg(long, default_value = "scenarios")]
+    scenarios: PathBuf,
+    /// Output directory for CSV, report and PNG (default: results/reproduce/<paper>)
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Do not call Python for the PNG figures
+    #[arg(long)]
+    no_plots: bool,
+}
+
+pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
+    let name = match args.paper {
+        Paper::Wwp => "wwp",
+        Paper::E2tcp => "e2tcp",
+    };
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("results/reproduce").join(name));
+    let options = Options {
+        quick: args.quick,
+        seeds: args.seeds,
+        scenarios: args.scenarios.clone(),
+        out,
+        echo: true,
+    };
+    let outcome = joulenet_experiments::reproduce(name, &options)?;
+    if !args.no_plots {
+        match joulenet_experiments::plot(&outcome.out, &args.scenarios) {
+            Ok(()) => println!("figures (PNG) written to {}", outcome.out.display()),
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
+    Ok(())
+}
