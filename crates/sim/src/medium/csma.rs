@@ -76,6 +76,9 @@ struct Air {
     bytes: u32,
     seq: u16,
     wants_ack: bool,
+    /// The intended receiver was in range but busy (locked onto another
+    /// frame, or transmitting) when this frame began.
+    dst_missed: bool,
     /// Receivers locked onto this frame and whether it is still intact.
     rx: Vec<(NodeId, bool)>,
 }
@@ -564,6 +567,7 @@ impl Medium {
         }
         let mut rx = self.rx_pool.pop().unwrap_or_default();
         let mut touched = std::mem::take(&mut self.scratch);
+        let mut dst_missed = false;
         for &(r, fl) in &self.near[s] {
             let ri = r as usize;
             let stn = &mut self.st[ri];
@@ -583,6 +587,8 @@ impl Medium {
                 stn.locked = Some(id);
                 rx.push((r, quiet));
                 core.radios[stn.radio as usize].add_rx(now, end);
+            } else if fl & RX != 0 && r == dst {
+                dst_missed = true;
             }
             if fl & CS != 0 {
                 stn.busy += 1;
@@ -597,6 +603,7 @@ impl Medium {
             bytes,
             seq,
             wants_ack,
+            dst_missed,
             rx,
         });
         core.queue.push(end, Event::Medium(MediumEvent::TxEnd(id)));
@@ -616,6 +623,12 @@ impl Medium {
         let now = core.now;
         let s = air.src as usize;
         self.st[s].tx_active = false;
+        if air.dst_missed && core.nodes[air.dst as usize].alive() {
+            self.stats.collisions += 1;
+            if air.kind == Kind::Data {
+                self.stats.data_collisions += 1;
+            }
+        }
         for &(r, ok) in &air.rx {
             let ri = r as usize;
             if self.st[ri].locked == Some(id) {
