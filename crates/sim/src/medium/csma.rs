@@ -84,16 +84,6 @@ struct Air {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Phase {
-    /// Nothing to send and no backoff pending.
-    Idle,
-    /// A backoff is pending (counting down or frozen).
-    Contend,
-    /// In a frame exchange: transmitting or waiting for the answer.
-    Exchange,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Waiting {
     Nothing,
     Ack,
@@ -116,10 +106,12 @@ struct Nbr {
     acked: u64,
 }
 
-struct Station {
-    radio: u32,
+/// One EDCA backoff entity (a single one, index 2, under plain DCF).
+struct Ac {
     queue: VecDeque<Queued>,
-    phase: Phase,
+    p: AcParams,
+    /// AIFS = SIFS + AIFSN slots.
+    aifs: Duration,
     backoff: Option<u32>,
     cw: u32,
     retries: u8,
@@ -127,6 +119,16 @@ struct Station {
     scheduled: bool,
     access_at: Time,
     countdown_start: Time,
+}
+
+struct Station {
+    radio: u32,
+    acs: [Ac; 4],
+    /// In a frame exchange (transmitting or waiting for the answer) for
+    /// access category `cur`, which started at `exchange_start`.
+    exchange: bool,
+    cur: usize,
+    exchange_start: Time,
     busy: u32,
     intf: u32,
     nav: Time,
@@ -159,10 +161,8 @@ pub struct Medium {
     pub routes: Routes,
     pub stats: MediumStats,
     pub out: Vec<Out>,
-    ac: AcParams,
     slot: Duration,
     sifs: Duration,
-    aifs: Duration,
     eifs: Duration,
     ack_t: Duration,
     cts_t: Duration,
@@ -198,20 +198,27 @@ impl Medium {
                 }
             }
         }
-        let ac = phy::edca_params(&spec.phy, spec.txop, spec.edca)[2];
+        let params = phy::edca_params(&spec.phy, spec.txop, spec.edca);
         let phy = &spec.phy;
+        let ac = |p: AcParams| Ac {
+            queue: VecDeque::new(),
+            p,
+            aifs: phy.sifs + phy.slot.saturating_mul(p.aifsn as u64),
+            backoff: None,
+            cw: p.cw_min,
+            retries: 0,
+            gen: 0,
+            scheduled: false,
+            access_at: Time::ZERO,
+            countdown_start: Time::ZERO,
+        };
         let st = (0..n)
             .map(|i| Station {
                 radio: radios[i],
-                queue: VecDeque::new(),
-                phase: Phase::Idle,
-                backoff: None,
-                cw: ac.cw_min,
-                retries: 0,
-                gen: 0,
-                scheduled: false,
-                access_at: Time::ZERO,
-                countdown_start: Time::ZERO,
+                acs: params.map(ac),
+                exchange: false,
+                cur: 2,
+                exchange_start: Time::ZERO,
                 busy: 0,
                 intf: 0,
                 nav: Time::ZERO,
@@ -244,10 +251,8 @@ impl Medium {
             free: Vec::new(),
             stats: MediumStats::default(),
             out: Vec::new(),
-            ac,
             slot: phy.slot,
             sifs: phy.sifs,
-            aifs: phy.sifs + phy.slot.saturating_mul(ac.aifsn as u64),
             eifs: phy.eifs(),
             ack_t: phy.ack_airtime(),
             cts_t: phy.control_airtime(phy::CTS_BYTES),
@@ -295,7 +300,12 @@ impl Medium {
         Some(LinkInfo {
             rate_bps: self.spec.phy.rate_bps,
             up: in_range,
-            queue_len: st.queue.iter().filter(|q| q.next == nbr).count(),
+            queue_len: st
+                .acs
+                .iter()
+                .flat_map(|a| a.queue.iter())
+                .filter(|q| q.next == nbr)
+                .count(),
             loss_estimate: loss,
             available_rate_bps: None,
             etx,
@@ -305,8 +315,13 @@ impl Medium {
     /// Queue `frame` at `node` for its next hop `next` (or [`BROADCAST`]).
     pub fn enqueue(&mut self, core: &mut Core, node: NodeId, frame: Frame, next: NodeId) {
         let retry_limit = self.spec.retry_limit;
+        let ac = if self.spec.edca {
+            phy::ac_index(frame.opts.access_class)
+        } else {
+            2
+        };
         let st = &mut self.st[node as usize];
-        if st.queue.len() >= self.spec.queue_limit {
+        if st.acs[ac].queue.len() >= self.spec.queue_limit {
             self.stats.queue_drops += 1;
             core.recycle(frame.packet);
             return;
@@ -322,37 +337,43 @@ impl Medium {
         };
         let seq = st.next_seq;
         st.next_seq = st.next_seq.wrapping_add(1);
-        st.queue.push_back(Queued {
+        st.acs[ac].queue.push_back(Queued {
             frame,
             next,
             seq,
             attempts,
         });
-        self.kick(core, node as usize);
+        self.kick(core, node as usize, ac);
     }
 
     /// The node died: its queue is lost and its station falls silent.
     pub fn kill(&mut self, core: &mut Core, node: NodeId) {
         let st = &mut self.st[node as usize];
-        for q in st.queue.drain(..) {
-            core.recycle(q.frame.packet);
+        for a in &mut st.acs {
+            for q in a.queue.drain(..) {
+                core.recycle(q.frame.packet);
+            }
+            a.backoff = None;
+            a.scheduled = false;
         }
-        st.phase = Phase::Idle;
-        st.backoff = None;
-        st.scheduled = false;
+        st.exchange = false;
         st.waiting = Waiting::Nothing;
         st.response = None;
     }
 
     /// The node's radio is usable again: resume sending.
     pub fn wake(&mut self, core: &mut Core, node: NodeId) {
-        self.kick(core, node as usize);
+        for ac in 0..4 {
+            self.kick(core, node as usize, ac);
+        }
     }
 
     pub fn handle(&mut self, core: &mut Core, ev: MediumEvent) {
         match ev {
             MediumEvent::TxEnd(id) => self.tx_end(core, id),
-            MediumEvent::Access { node, gen } => self.access(core, node as usize, gen),
+            MediumEvent::Access { node, ac, gen } => {
+                self.access(core, node as usize, ac as usize, gen)
+            }
             MediumEvent::Timeout { node, gen } => self.timeout(core, node as usize, gen),
             MediumEvent::Respond { node, gen } => self.respond(core, node as usize, gen),
             MediumEvent::NavEnd { node } => self.update_sense(core, node as usize),
@@ -368,36 +389,37 @@ impl Medium {
         st.busy == 0
             && st.nav <= now
             && !st.tx_active
-            && st.phase != Phase::Exchange
+            && !st.exchange
             && st.response.is_none()
     }
 
-    fn draw(&mut self, s: usize) -> u32 {
+    fn draw(&mut self, s: usize, ac: usize) -> u32 {
         let st = &mut self.st[s];
-        st.rng.random_range(0..=st.cw)
+        let cw = st.acs[ac].cw;
+        st.rng.random_range(0..=cw)
     }
 
-    fn kick(&mut self, core: &mut Core, s: usize) {
+    /// A frame is queued in `ac`: access at once if the medium has been idle
+    /// for AIFS and nothing is pending, else start (or keep) a backoff.
+    fn kick(&mut self, core: &mut Core, s: usize, ac: usize) {
         let now = core.now;
-        if self.st[s].phase != Phase::Idle || self.st[s].queue.is_empty() || !self.usable(core, s)
-        {
+        let st = &self.st[s];
+        if st.acs[ac].queue.is_empty() || st.acs[ac].backoff.is_some() || !self.usable(core, s) {
             return;
         }
-        if self.st[s].backoff.is_none()
+        let others_pending = st.acs.iter().any(|a| a.backoff.is_some());
+        if !others_pending
             && self.sensed_idle(s, now)
-            && self.st[s].sensing_idle
-            && now >= self.st[s].idle_since + self.aifs
+            && st.sensing_idle
+            && now >= st.idle_since + st.acs[ac].aifs
         {
             self.st[s].txop_start = Some(now);
-            self.transmit_head(core, s, false);
+            self.transmit_head(core, s, ac, false);
             return;
         }
-        if self.st[s].backoff.is_none() {
-            let b = self.draw(s);
-            self.st[s].backoff = Some(b);
-        }
-        self.st[s].phase = Phase::Contend;
-        self.schedule(core, s);
+        let b = self.draw(s, ac);
+        self.st[s].acs[ac].backoff = Some(b);
+        self.schedule(core, s, ac);
     }
 
     /// Track idle/busy transitions of what `s` senses.
@@ -408,72 +430,103 @@ impl Medium {
         if idle && !st.sensing_idle {
             st.sensing_idle = true;
             st.idle_since = now;
-            self.schedule(core, s);
+            for ac in 0..4 {
+                self.schedule(core, s, ac);
+            }
         } else if !idle && st.sensing_idle {
             st.sensing_idle = false;
             self.freeze(now, s);
         }
     }
 
-    fn schedule(&mut self, core: &mut Core, s: usize) {
+    fn schedule(&mut self, core: &mut Core, s: usize, ac: usize) {
         let now = core.now;
+        let (slot, eifs) = (self.slot, self.eifs);
         let st = &mut self.st[s];
-        if st.phase != Phase::Contend || !st.sensing_idle || st.scheduled {
+        let use_eifs = st.eifs;
+        let (idle, idle_since) = (st.sensing_idle, st.idle_since);
+        let a = &mut st.acs[ac];
+        let Some(backoff) = a.backoff else {
+            return;
+        };
+        if !idle || a.scheduled {
             return;
         }
-        let ifs = if st.eifs { self.eifs } else { self.aifs };
-        let start = (st.idle_since + ifs).max(now);
-        st.countdown_start = start;
-        st.access_at = start + self.slot.saturating_mul(st.backoff.unwrap_or(0) as u64);
-        st.scheduled = true;
-        st.gen = st.gen.wrapping_add(1);
+        // EIFS replaces DIFS; under EDCA it is EIFS - DIFS + AIFS.
+        let ifs = if use_eifs {
+            eifs - self.spec.phy.difs() + a.aifs
+        } else {
+            a.aifs
+        };
+        let start = (idle_since + ifs).max(now);
+        a.countdown_start = start;
+        a.access_at = start + slot.saturating_mul(backoff as u64);
+        a.scheduled = true;
+        a.gen = a.gen.wrapping_add(1);
         core.queue.push(
-            st.access_at,
+            a.access_at,
             Event::Medium(MediumEvent::Access {
                 node: s as u32,
-                gen: st.gen,
+                ac: ac as u8,
+                gen: a.gen,
             }),
         );
     }
 
     /// The medium turned busy for `s`: count the idle slots that passed.
     fn freeze(&mut self, now: Time, s: usize) {
-        let st = &mut self.st[s];
-        if !st.scheduled || st.access_at == now {
-            // A backoff ending in this very slot goes ahead (and collides).
-            return;
+        let slot = self.slot.0.max(1);
+        for a in &mut self.st[s].acs {
+            if !a.scheduled || a.access_at == now {
+                // A backoff ending in this very slot goes ahead (and collides).
+                continue;
+            }
+            let elapsed = now.saturating_since(a.countdown_start);
+            let slots = (elapsed.0 / slot) as u32;
+            if let Some(b) = a.backoff.as_mut() {
+                *b -= slots.min(*b);
+            }
+            a.scheduled = false;
+            a.gen = a.gen.wrapping_add(1);
         }
-        let elapsed = now.saturating_since(st.countdown_start);
-        let slots = (elapsed.0 / self.slot.0.max(1)) as u32;
-        if let Some(b) = st.backoff.as_mut() {
-            *b -= slots.min(*b);
-        }
-        st.scheduled = false;
-        st.gen = st.gen.wrapping_add(1);
     }
 
-    fn access(&mut self, core: &mut Core, s: usize, gen: u32) {
+    fn access(&mut self, core: &mut Core, s: usize, ac: usize, gen: u32) {
+        let now = core.now;
         let st = &mut self.st[s];
-        if gen != st.gen || !st.scheduled {
+        let a = &mut st.acs[ac];
+        if gen != a.gen || !a.scheduled {
             return;
         }
-        st.scheduled = false;
-        if st.tx_active || st.response.is_some() || st.phase != Phase::Contend {
-            st.backoff = Some(0);
+        a.scheduled = false;
+        // Another category of this station won the same slot: an internal
+        // collision, which the loser treats as a failed attempt.
+        let higher_wins = st.acs[..ac]
+            .iter()
+            .any(|h| h.scheduled && h.access_at == now && !h.queue.is_empty());
+        let exchange_now = st.exchange && st.exchange_start == now;
+        if higher_wins || exchange_now {
+            if !st.acs[ac].queue.is_empty() {
+                self.stats.internal_collisions += 1;
+                self.failed_attempt(core, s, ac);
+                return;
+            }
+        }
+        let st = &mut self.st[s];
+        if st.tx_active || st.response.is_some() || st.exchange {
+            st.acs[ac].backoff = Some(0);
             return;
         }
-        st.backoff = None;
+        st.acs[ac].backoff = None;
         st.eifs = false;
-        if st.queue.is_empty() {
-            st.phase = Phase::Idle;
+        if st.acs[ac].queue.is_empty() {
             return;
         }
         if !self.usable(core, s) {
-            self.st[s].phase = Phase::Idle;
             return;
         }
-        self.st[s].txop_start = Some(core.now);
-        self.transmit_head(core, s, false);
+        self.st[s].txop_start = Some(now);
+        self.transmit_head(core, s, ac, false);
     }
 
     fn data_bytes(&self, q: &Queued) -> u32 {
@@ -481,10 +534,11 @@ impl Medium {
     }
 
     /// Send the head frame: RTS first if it is long enough, else the data.
-    fn transmit_head(&mut self, core: &mut Core, s: usize, no_rts: bool) {
+    fn transmit_head(&mut self, core: &mut Core, s: usize, ac: usize, no_rts: bool) {
         let now = core.now;
-        let Some(q) = self.st[s].queue.front() else {
-            self.st[s].phase = Phase::Idle;
+        let Some(q) = self.st[s].acs[ac].queue.front() else {
+            self.st[s].exchange = false;
+            self.update_sense(core, s);
             return;
         };
         let (next, seq, len) = (q.next, q.seq, q.frame.network_len());
@@ -492,8 +546,13 @@ impl Medium {
         let wants_ack = next != BROADCAST && q.attempts > 1;
         let data_t = self.spec.phy.data_airtime(len);
         let (sifs, ack_t) = (self.sifs, self.ack_t);
-        self.st[s].phase = Phase::Exchange;
-        self.st[s].backoff = None;
+        let st = &mut self.st[s];
+        if !st.exchange {
+            st.exchange_start = now;
+        }
+        st.exchange = true;
+        st.cur = ac;
+        st.acs[ac].backoff = None;
         let use_rts = !no_rts
             && wants_ack
             && self
@@ -516,7 +575,7 @@ impl Medium {
         if next == BROADCAST {
             self.stats.broadcasts += 1;
         }
-        if self.st[s].retries > 0 {
+        if self.st[s].acs[ac].retries > 0 {
             self.stats.retransmissions += 1;
         }
         if next != BROADCAST {
@@ -806,7 +865,8 @@ impl Medium {
 
     /// A copy of the sender's head frame (the one on the air).
     fn copy_head(&self, core: &mut Core, air: &Air) -> Option<Frame> {
-        let q = self.st[air.src as usize].queue.front()?;
+        let st = &self.st[air.src as usize];
+        let q = st.acs[st.cur].queue.front()?;
         if q.seq != air.seq {
             return None;
         }
@@ -825,7 +885,9 @@ impl Medium {
     fn complete(&mut self, core: &mut Core, s: usize, acked: bool) {
         let now = core.now;
         let st = &mut self.st[s];
-        if let Some(q) = st.queue.pop_front() {
+        let ac = st.cur;
+        let a = &mut st.acs[ac];
+        if let Some(q) = a.queue.pop_front() {
             if acked {
                 if let Some(x) = st.nbrs.iter_mut().find(|x| x.node == q.next) {
                     x.acked += 1;
@@ -833,13 +895,14 @@ impl Medium {
             }
             core.recycle(q.frame.packet);
         }
-        st.cw = self.ac.cw_min;
-        st.retries = 0;
+        let a = &mut st.acs[ac];
+        a.cw = a.p.cw_min;
+        a.retries = 0;
         st.waiting = Waiting::Nothing;
         // Continue a TXOP with the next frame if it fits.
-        if let (Some(start), Some(q)) = (st.txop_start, st.queue.front()) {
-            let limit = if self.ac.txop > Duration::ZERO {
-                self.ac.txop
+        if let (Some(start), Some(q)) = (st.txop_start, a.queue.front()) {
+            let limit = if a.p.txop > Duration::ZERO {
+                a.p.txop
             } else if q.frame.opts.burst {
                 BURST_TXOP
             } else {
@@ -855,13 +918,46 @@ impl Medium {
                 return;
             }
         }
+        self.end_exchange(core, s, ac);
+    }
+
+    /// Leave the exchange and draw a fresh (post-)backoff for `ac`.
+    fn end_exchange(&mut self, core: &mut Core, s: usize, ac: usize) {
         let st = &mut self.st[s];
         st.txop_start = None;
-        st.phase = Phase::Contend;
-        let b = self.draw(s);
-        self.st[s].backoff = Some(b);
+        st.exchange = false;
+        let b = self.draw(s, ac);
+        self.st[s].acs[ac].backoff = Some(b);
         self.update_sense(core, s);
-        self.schedule(core, s);
+        self.schedule(core, s, ac);
+        // Categories whose frames arrived during the exchange contend too.
+        for other in 0..4 {
+            self.kick(core, s, other);
+        }
+    }
+
+    /// An attempt of `ac`'s head frame failed: retry with a doubled window,
+    /// or drop the frame at the retry limit.
+    fn failed_attempt(&mut self, core: &mut Core, s: usize, ac: usize) {
+        let st = &mut self.st[s];
+        let a = &mut st.acs[ac];
+        a.retries = a.retries.saturating_add(1);
+        let give_up = a.queue.front().is_none_or(|q| a.retries >= q.attempts);
+        if give_up {
+            if let Some(q) = a.queue.pop_front() {
+                self.stats.retry_drops += 1;
+                core.recycle(q.frame.packet);
+            }
+            a.cw = a.p.cw_min;
+            a.retries = 0;
+        } else {
+            a.cw = (2 * a.cw + 1).min(a.p.cw_max);
+        }
+        a.scheduled = false;
+        a.gen = a.gen.wrapping_add(1);
+        let b = self.draw(s, ac);
+        self.st[s].acs[ac].backoff = Some(b);
+        self.schedule(core, s, ac);
     }
 
     fn timeout(&mut self, core: &mut Core, s: usize, gen: u32) {
@@ -870,24 +966,14 @@ impl Medium {
             return;
         }
         st.waiting = Waiting::Nothing;
-        st.retries = st.retries.saturating_add(1);
-        let give_up = st.queue.front().is_none_or(|q| st.retries >= q.attempts);
-        if give_up {
-            if let Some(q) = st.queue.pop_front() {
-                self.stats.retry_drops += 1;
-                core.recycle(q.frame.packet);
-            }
-            st.cw = self.ac.cw_min;
-            st.retries = 0;
-        } else {
-            st.cw = (2 * st.cw + 1).min(self.ac.cw_max);
-        }
+        let ac = st.cur;
         st.txop_start = None;
-        st.phase = Phase::Contend;
-        let b = self.draw(s);
-        self.st[s].backoff = Some(b);
+        st.exchange = false;
+        self.failed_attempt(core, s, ac);
         self.update_sense(core, s);
-        self.schedule(core, s);
+        for other in 0..4 {
+            self.kick(core, s, other);
+        }
     }
 
     fn respond(&mut self, core: &mut Core, s: usize, gen: u32) {
@@ -915,7 +1001,10 @@ impl Medium {
                 self.stats.cts_tx += 1;
                 self.start_air(core, s, Kind::Cts, to, (phy::CTS_BYTES, self.cts_t), nav_end, 0, false);
             }
-            Response::Data => self.transmit_head(core, s, true),
+            Response::Data => {
+                let ac = self.st[s].cur;
+                self.transmit_head(core, s, ac, true)
+            }
         }
     }
 

@@ -33,7 +33,7 @@ pub enum MediumEvent {
     /// An on-air transmission ends.
     TxEnd(u32),
     /// A station's backoff expires (stale if `gen` moved on).
-    Access { node: u32, gen: u32 },
+    Access { node: u32, ac: u8, gen: u32 },
     /// A station gives up waiting for an ACK or CTS.
     Timeout { node: u32, gen: u32 },
     /// A station sends its response (ACK, CTS, data after CTS, next frame
@@ -174,6 +174,9 @@ pub struct MediumStats {
     pub channel_losses: u64,
     /// Frames given up after the retry limit.
     pub retry_drops: u64,
+    /// EDCA: two categories of one station won the same slot; the lower
+    /// one backed off as after a collision.
+    pub internal_collisions: u64,
     pub queue_drops: u64,
     /// Duplicates (a lost ACK made the sender repeat) filtered by sequence
     /// number.
