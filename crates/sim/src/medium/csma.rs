@@ -81,6 +81,9 @@ struct Air {
     dst_missed: bool,
     /// Receivers locked onto this frame and whether it is still intact.
     rx: Vec<(NodeId, bool)>,
+    /// The nodes that sensed or were interfered with when it started
+    /// (positions may change before it ends).
+    sensed: Vec<(NodeId, u8)>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -154,7 +157,14 @@ pub struct Medium {
     pub spec: MediumSpec,
     n: usize,
     per: Vec<f32>,
+    /// PER in the bad path-loss state (empty without fading).
+    per_bad: Vec<f32>,
     near: Vec<Vec<(NodeId, u8)>>,
+    pub(super) up: Vec<bool>,
+    pub(super) down_count: Vec<u32>,
+    /// Routes of the complete network, for DTN next hops.
+    all_up_routes: Option<Routes>,
+    pub(super) dyn_: super::dynamics::Dynamics,
     st: Vec<Station>,
     air: Vec<Option<Air>>,
     free: Vec<u32>,
@@ -169,6 +179,7 @@ pub struct Medium {
     rts_t: Duration,
     scratch: Vec<NodeId>,
     rx_pool: Vec<Vec<(NodeId, bool)>>,
+    sensed_pool: Vec<Vec<(NodeId, u8)>>,
 }
 
 impl Medium {
@@ -176,28 +187,7 @@ impl Medium {
     pub fn new(spec: &MediumSpec, radios: &[u32], streams: &Streams) -> Medium {
         let n = spec.positions.len();
         let per = spec.per_matrix();
-        let mut near = vec![Vec::new(); n];
-        for (a, list) in near.iter_mut().enumerate() {
-            for b in 0..n {
-                if a == b {
-                    continue;
-                }
-                let d = spec.distance(a, b);
-                let mut fl = 0;
-                if per[a * n + b] < 1.0 {
-                    fl |= RX | INTF;
-                }
-                if d <= spec.cs_range {
-                    fl |= CS;
-                }
-                if d <= spec.interference_range {
-                    fl |= INTF;
-                }
-                if fl != 0 {
-                    list.push((b as NodeId, fl));
-                }
-            }
-        }
+        let near = near_lists(spec, &per);
         let params = phy::edca_params(&spec.phy, spec.txop, spec.edca);
         let phy = &spec.phy;
         let ac = |p: AcParams| Ac {
@@ -241,11 +231,20 @@ impl Medium {
             })
             .collect();
         let up = vec![true; n];
+        let routes = Routes::compute(&per, n, spec.metric, &up);
         Medium {
-            routes: Routes::compute(&per, n, spec.metric, &up),
+            all_up_routes: (spec.routing == super::Routing::Dtn).then(|| routes.clone()),
+            routes,
             n,
+            per_bad: spec
+                .fading
+                .map(|f| spec.per_matrix_with_loss(f.extra_loss_db))
+                .unwrap_or_default(),
             per,
             near,
+            up,
+            down_count: vec![0; n],
+            dyn_: Default::default(),
             st,
             air: Vec::new(),
             free: Vec::new(),
@@ -259,12 +258,45 @@ impl Medium {
             rts_t: phy.control_airtime(phy::RTS_BYTES),
             scratch: Vec::new(),
             rx_pool: Vec::new(),
+            sensed_pool: Vec::new(),
             spec: spec.clone(),
         }
     }
 
     pub fn nodes(&self) -> usize {
         self.n
+    }
+
+    /// The next hop from `node` toward `dst` and the hops left.
+    pub fn next_hop(&self, node: NodeId, dst: NodeId) -> Option<(NodeId, u32)> {
+        if let Some(h) = self.routes.next_hop(node, dst) {
+            return Some((h, self.routes.hops(node, dst)));
+        }
+        let all = self.all_up_routes.as_ref()?;
+        let h = all.next_hop(node, dst)?;
+        self.up[h as usize].then(|| (h, all.hops(node, dst)))
+    }
+
+    /// Positions or ranges changed: recompute PER, neighbourhoods, routes.
+    pub(super) fn rebuild_geometry(&mut self) {
+        self.per = self.spec.per_matrix();
+        if let Some(f) = self.spec.fading {
+            self.per_bad = self.spec.per_matrix_with_loss(f.extra_loss_db);
+        }
+        self.near = near_lists(&self.spec, &self.per);
+        self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
+    }
+
+    /// A node fails (its queue is lost) or recovers; routes follow.
+    pub(super) fn set_up(&mut self, core: &mut Core, node: usize, up: bool) {
+        self.up[node] = up;
+        if !up {
+            self.kill(core, node as NodeId);
+        }
+        self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
+        if up {
+            self.wake(core, node as NodeId);
+        }
     }
 
     /// Results: the counters plus per-node airtime.
@@ -286,7 +318,7 @@ impl Medium {
         }
         let st = &self.st[a];
         let stats = st.nbrs.iter().find(|x| x.node == nbr);
-        let in_range = self.per[a * self.n + b] < 1.0;
+        let in_range = self.per[a * self.n + b] < 1.0 && self.up[a] && self.up[b];
         if !in_range && stats.is_none() {
             return None;
         }
@@ -377,6 +409,9 @@ impl Medium {
             MediumEvent::Timeout { node, gen } => self.timeout(core, node as usize, gen),
             MediumEvent::Respond { node, gen } => self.respond(core, node as usize, gen),
             MediumEvent::NavEnd { node } => self.update_sense(core, node as usize),
+            MediumEvent::NodeDown { outage } => self.outage_event(core, outage, true),
+            MediumEvent::NodeUp { outage } => self.outage_event(core, outage, false),
+            MediumEvent::Move => self.move_event(core),
         }
     }
 
@@ -627,7 +662,9 @@ impl Medium {
         let mut rx = self.rx_pool.pop().unwrap_or_default();
         let mut touched = std::mem::take(&mut self.scratch);
         let mut dst_missed = false;
-        for &(r, fl) in &self.near[s] {
+        let mut sensed = self.sensed_pool.pop().unwrap_or_default();
+        sensed.extend_from_slice(&self.near[s]);
+        for &(r, fl) in &sensed {
             let ri = r as usize;
             let stn = &mut self.st[ri];
             let quiet = stn.intf == 0;
@@ -664,6 +701,7 @@ impl Medium {
             wants_ack,
             dst_missed,
             rx,
+            sensed,
         });
         core.queue.push(end, Event::Medium(MediumEvent::TxEnd(id)));
         for &r in &touched {
@@ -707,7 +745,10 @@ impl Medium {
             if !core.nodes[ri].alive() || !core.radios[self.st[ri].radio as usize].usable_at(now) {
                 continue;
             }
-            let p = self.per[s * self.n + ri] as f64;
+            let mut p = self.per[s * self.n + ri] as f64;
+            if !self.per_bad.is_empty() && self.link_bad(s as NodeId, r, now) {
+                p = self.per_bad[s * self.n + ri] as f64;
+            }
             if p > 0.0 {
                 let loss = 1.0 - (1.0 - p).powf(air.bytes as f64 / 1000.0);
                 if self.st[ri].loss_rng.random::<f64>() < loss {
@@ -722,7 +763,7 @@ impl Medium {
             self.receive(core, ri, &air);
         }
         let mut touched = std::mem::take(&mut self.scratch);
-        for &(r, fl) in &self.near[s] {
+        for &(r, fl) in &air.sensed {
             let stn = &mut self.st[r as usize];
             if fl & INTF != 0 {
                 stn.intf -= 1;
@@ -746,9 +787,11 @@ impl Medium {
         touched.clear();
         self.scratch = touched;
         self.update_sense(core, s);
-        let mut rx = air.rx;
+        let (mut rx, mut sensed) = (air.rx, air.sensed);
         rx.clear();
+        sensed.clear();
         self.rx_pool.push(rx);
+        self.sensed_pool.push(sensed);
     }
 
     fn arm_timeout(&mut self, core: &mut Core, s: usize, answer: Duration) {
@@ -1023,4 +1066,32 @@ fn spoil(air: &mut [Option<Air>], a: u32, r: NodeId) {
             x.1 = false;
         }
     }
+}
+
+/// Who hears (RX), senses (CS) and is interfered with by (INTF) each node.
+fn near_lists(spec: &MediumSpec, per: &[f32]) -> Vec<Vec<(NodeId, u8)>> {
+    let n = spec.positions.len();
+    let mut near = vec![Vec::new(); n];
+    for (a, list) in near.iter_mut().enumerate() {
+        for b in 0..n {
+            if a == b {
+                continue;
+            }
+            let d = spec.distance(a, b);
+            let mut fl = 0;
+            if per[a * n + b] < 1.0 {
+                fl |= RX | INTF;
+            }
+            if d <= spec.cs_range {
+                fl |= CS;
+            }
+            if d <= spec.interference_range {
+                fl |= INTF;
+            }
+            if fl != 0 {
+                list.push((b as NodeId, fl));
+            }
+        }
+    }
+    near
 }

@@ -20,8 +20,8 @@ impl Core {
         let Some(mut m) = self.medium.take() else {
             return Some(frame);
         };
-        let back = match m.routes.next_hop(node, frame.dst.node) {
-            Some(next) => {
+        let back = match m.next_hop(node, frame.dst.node) {
+            Some((next, _)) => {
                 m.enqueue(self, node, frame, next);
                 None
             }
@@ -50,10 +50,7 @@ impl Core {
 
     pub(crate) fn medium_route(&self, node: NodeId, dst: NodeId) -> Option<Option<Route>> {
         let m = self.medium.as_ref()?;
-        Some(m.routes.next_hop(node, dst).map(|next_hop| Route {
-            next_hop,
-            hops: m.routes.hops(node, dst),
-        }))
+        Some(m.next_hop(node, dst).map(|(next_hop, hops)| Route { next_hop, hops }))
     }
 
     pub(crate) fn medium_link(&self, node: NodeId, nbr: NodeId) -> Option<Option<LinkInfo>> {
@@ -81,7 +78,9 @@ pub(crate) fn build(
         core.nodes[node].radios.push(id);
         ids.push(id);
     }
-    core.medium = Some(Box::new(Medium::new(spec, &ids, streams)));
+    let mut m = Box::new(Medium::new(spec, &ids, streams));
+    m.start_dynamics(core, streams);
+    core.medium = Some(m);
 }
 
 impl Simulation {

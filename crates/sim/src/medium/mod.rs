@@ -11,6 +11,7 @@
 
 pub mod csma;
 pub mod driver;
+pub mod dynamics;
 pub mod phy;
 pub mod routing;
 
@@ -19,6 +20,7 @@ use joulenet_proto::{Duration, NodeId};
 use serde::Serialize;
 
 pub use csma::Medium;
+pub use dynamics::{Fading, Mobility, Outage};
 pub use phy::Phy;
 
 /// MAC-level broadcast address.
@@ -41,6 +43,11 @@ pub enum MediumEvent {
     Respond { node: u32, gen: u32 },
     /// A station's NAV may have expired.
     NavEnd { node: u32 },
+    /// An outage (index into `MediumSpec::outages`) begins or ends.
+    NodeDown { outage: u32 },
+    NodeUp { outage: u32 },
+    /// Mobile nodes' positions are brought up to date.
+    Move,
 }
 
 /// Packet error rate as a function of distance.
@@ -63,6 +70,11 @@ pub enum Reception {
 impl Reception {
     /// PER of a 1000-byte frame at distance `d` (1 beyond `range`).
     pub fn per(&self, d: f64, range: f64) -> f64 {
+        self.per_with_loss(d, range, 0.0)
+    }
+
+    /// PER with `extra_db` more path loss (a link's bad state).
+    pub fn per_with_loss(&self, d: f64, range: f64, extra_db: f64) -> f64 {
         if d > range {
             return 1.0;
         }
@@ -74,7 +86,8 @@ impl Reception {
                 snr50_db,
                 width_db,
             } => {
-                let snr = snr_at_range_db + 10.0 * exponent * (range / d.max(1e-3)).log10();
+                let snr = snr_at_range_db + 10.0 * exponent * (range / d.max(1e-3)).log10()
+                    - extra_db;
                 1.0 / (1.0 + ((snr - snr50_db) / width_db).exp())
             }
         }
@@ -87,6 +100,17 @@ pub enum Metric {
     Hops,
     /// Expected transmission count from the model's PER, both directions.
     Etx,
+}
+
+/// Which next hop routing names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// Shortest path on the current graph (recomputed when it changes).
+    Static,
+    /// As `Static`, but when no end-to-end path exists, the next hop on the
+    /// path of the complete network (if that neighbour is up): frames move
+    /// as far as they can and wait at the edge of a partition.
+    Dtn,
 }
 
 /// The validated `[medium]` table and node positions.
@@ -111,6 +135,10 @@ pub struct MediumSpec {
     pub txop: Duration,
     pub radio: RadioProfile,
     pub metric: Metric,
+    pub routing: Routing,
+    pub outages: Vec<Outage>,
+    pub fading: Option<Fading>,
+    pub mobility: Option<Mobility>,
 }
 
 impl MediumSpec {
@@ -121,12 +149,20 @@ impl MediumSpec {
 
     /// PER of a 1000-byte frame for every ordered pair, row-major.
     pub fn per_matrix(&self) -> Vec<f32> {
+        self.per_matrix_with_loss(0.0)
+    }
+
+    /// The same with `extra_db` more path loss (for the bad state).
+    pub fn per_matrix_with_loss(&self, extra_db: f64) -> Vec<f32> {
         let n = self.positions.len();
         let mut per = vec![1.0f32; n * n];
         for a in 0..n {
             for b in 0..n {
                 if a != b {
-                    per[a * n + b] = self.reception.per(self.distance(a, b), self.range) as f32;
+                    per[a * n + b] =
+                        self.reception
+                            .per_with_loss(self.distance(a, b), self.range, extra_db)
+                        as f32;
                 }
             }
         }

@@ -8,7 +8,9 @@ use toml::{Table, Value};
 
 use super::reader::{Reader, Result};
 use super::topology::{node_ref, radio, Topology};
-use crate::medium::{phy, Metric, MediumSpec, Phy, Reception, MAX_NODES};
+use crate::medium::{
+    phy, Fading, MediumSpec, Metric, Mobility, Outage, Phy, Reception, Routing, MAX_NODES,
+};
 use crate::rng::Streams;
 
 pub const KINDS: &[(&str, &str)] = &[
@@ -108,6 +110,8 @@ pub fn topology(root: &Reader, m: &Reader) -> Result<(Topology, MediumSpec)> {
     spec.positions = positions;
     let names = names.unwrap_or_else(|| (0..spec.positions.len()).map(|i| format!("n{i}")).collect());
     per_overrides(m, &names, &mut spec)?;
+    spec.outages = outages(m, &names)?;
+    spec.mobility = mobility(m, &names, &spec.positions)?;
     m.finish()?;
     Ok((
         Topology {
@@ -283,17 +287,20 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
     } else {
         RadioProfile::preset("80211b").expect("built-in preset")
     };
-    let metric = match m.str("routing")?.unwrap_or("hops") {
-        "hops" => Metric::Hops,
-        "etx" => Metric::Etx,
+    let (metric, routing) = match m.str("routing")?.unwrap_or("hops") {
+        "hops" => (Metric::Hops, Routing::Static),
+        "etx" => (Metric::Etx, Routing::Static),
+        "dtn" => (Metric::Hops, Routing::Dtn),
         other => {
             return Err(m.error(
                 "routing",
-                format!("expected \"hops\" or \"etx\", got \"{other}\""),
+                format!("expected \"hops\", \"etx\" or \"dtn\", got \"{other}\""),
             ))
         }
     };
     m.allow("links");
+    m.allow("outages");
+    m.allow("mobility");
     Ok(MediumSpec {
         positions: Vec::new(),
         range,
@@ -309,6 +316,10 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
         txop,
         radio,
         metric,
+        routing,
+        outages: Vec::new(),
+        fading: fading(m, &reception)?,
+        mobility: None,
     })
 }
 
@@ -360,4 +371,118 @@ fn reception(m: &Reader) -> Result<Reception> {
             "expected \"disc\", \"log_distance\" or a table { exponent, snr_at_range_db, snr50_db, width_db }",
         )),
     }
+}
+
+fn positive_duration(r: &Reader, key: &str, default: Option<Duration>) -> Result<Duration> {
+    let d = match (r.duration(key)?, default) {
+        (Some(d), _) | (None, Some(d)) => d,
+        (None, None) => return Err(r.error(key, "required key is missing")),
+    };
+    if d.0 == 0 {
+        return Err(r.error(key, "must be positive"));
+    }
+    Ok(d)
+}
+
+/// `[[medium.outages]]`: node, start, duration, optional period.
+fn outages(m: &Reader, names: &[String]) -> Result<Vec<Outage>> {
+    let mut out = Vec::new();
+    for (table, path) in m.tables("outages")? {
+        let r = Reader::new(table, &path);
+        let node = node_ref(&r, "node", names)?;
+        let start = r.duration("start")?.unwrap_or(Duration::ZERO);
+        let duration = positive_duration(&r, "duration", None)?;
+        let period = r.duration("period")?;
+        if let Some(p) = period {
+            if p <= duration {
+                return Err(r.error("period", "must be longer than the outage's duration"));
+            }
+        }
+        r.finish()?;
+        out.push(Outage {
+            node,
+            start,
+            duration,
+            period,
+        });
+    }
+    Ok(out)
+}
+
+/// `[medium.fading]`: good/bad path-loss states per link.
+fn fading(m: &Reader, reception: &Reception) -> Result<Option<Fading>> {
+    let Some(f) = m.table("fading")? else {
+        return Ok(None);
+    };
+    if *reception == Reception::Disc {
+        return Err(m.error(
+            "fading",
+            "needs a path-loss reception model (reception = \"log_distance\" or a table)",
+        ));
+    }
+    let mean_bad = positive_duration(&f, "mean_bad", Some(Duration::from_secs(3)))?;
+    let mean_good = positive_duration(&f, "mean_good", Some(Duration::from_secs(27)))?;
+    let extra_loss_db = f.f64("extra_loss_db")?.unwrap_or(10.0);
+    if !(extra_loss_db.is_finite() && extra_loss_db >= 0.0) {
+        return Err(f.error("extra_loss_db", "must be a non-negative number of dB"));
+    }
+    f.finish()?;
+    Ok(Some(Fading {
+        mean_good,
+        mean_bad,
+        extra_loss_db,
+    }))
+}
+
+/// `[medium.mobility]`: random waypoint.
+fn mobility(m: &Reader, names: &[String], positions: &[(f64, f64)]) -> Result<Option<Mobility>> {
+    let Some(t) = m.table("mobility")? else {
+        return Ok(None);
+    };
+    let model = t.str("model")?.unwrap_or("random_waypoint");
+    if model != "random_waypoint" {
+        return Err(t.error(
+            "model",
+            format!("unknown mobility model \"{model}\" (known: random_waypoint)"),
+        ));
+    }
+    let speed = match t.get("speed") {
+        None => (1.0, 1.0),
+        Some(Value::Array(a)) if a.len() == 2 => match (number(&a[0]), number(&a[1])) {
+            (Some(lo), Some(hi)) if lo > 0.0 && hi >= lo => (lo, hi),
+            _ => return Err(t.error("speed", "expected [min, max] m/s with 0 < min <= max")),
+        },
+        Some(v) => match number(v) {
+            Some(x) if x > 0.0 => (x, x),
+            _ => return Err(t.error("speed", "expected a positive speed in m/s or [min, max]")),
+        },
+    };
+    let pause = t.duration("pause")?.unwrap_or(Duration::from_secs(100));
+    let update = positive_duration(&t, "update", Some(Duration::from_secs(1)))?;
+    let field = if t.has("field") {
+        field(&t)?
+    } else {
+        let w = positions.iter().map(|p| p.0).fold(1.0, f64::max);
+        let h = positions.iter().map(|p| p.1).fold(1.0, f64::max);
+        (w, h)
+    };
+    let mut nodes = Vec::new();
+    if let Some(Value::Array(items)) = t.get("nodes") {
+        for (i, v) in items.iter().enumerate() {
+            let mut tbl = Table::new();
+            tbl.insert("node".into(), v.clone());
+            let r = Reader::new(&tbl, &format!("{}[{i}]", t.key("nodes")));
+            nodes.push(node_ref(&r, "node", names)?);
+        }
+    } else if t.has("nodes") {
+        return Err(t.error("nodes", "expected a list of node indices or names"));
+    }
+    t.finish()?;
+    Ok(Some(Mobility {
+        speed,
+        pause,
+        field,
+        update,
+        nodes,
+    }))
 }
