@@ -350,10 +350,11 @@ protocol = "newreno"
 app = "backlogged"
 "#);
     let awake = |n: usize| r.nodes[n].tx_s + r.nodes[n].rx_s + r.nodes[n].idle_s;
-    // Off for 3 × 5 s; each of the 3 recoveries takes the radio's 200 ms
-    // off-to-on transition.
-    assert!((awake(3) - 44.4).abs() < 1e-6, "node 3 awake {}", awake(3));
-    assert!((awake(5) - 44.4).abs() < 1e-6, "node 5 awake {}", awake(5));
+    // Node 3 is off 3 × 5 s, node 5 2 × 5 s (its third outage would start
+    // at the stop time); each recovery takes the radio's 200 ms off-to-on
+    // transition. (Tolerance: a frame on the air when the node fails.)
+    assert!((awake(3) - 44.4).abs() < 2e-3, "node 3 awake {}", awake(3));
+    assert!((awake(5) - 49.6).abs() < 2e-3, "node 5 awake {}", awake(5));
     assert!((awake(4) - 60.0).abs() < 1e-6);
     assert!(r.flows[0].bytes_delivered > 500_000);
 }
