@@ -206,13 +206,27 @@ app = "backlogged"
     let duration = r.summary.duration_s;
     for n in &r.nodes {
         let sum = n.tx_s + n.rx_s + n.idle_s;
-        assert!((sum - duration).abs() < 1e-6, "{}: {sum} s of {duration}", n.name);
+        assert!(
+            (sum - duration).abs() < 1e-6,
+            "{}: {sum} s of {duration}",
+            n.name
+        );
         let e = 1.65 * n.tx_s + 1.4 * n.rx_s + 1.2 * n.idle_s;
-        assert!((e - n.energy_j).abs() < 1e-6, "{}: {e} vs {}", n.name, n.energy_j);
+        assert!(
+            (e - n.energy_j).abs() < 1e-6,
+            "{}: {e} vs {}",
+            n.name,
+            n.energy_j
+        );
         let airtime = m.tx_airtime_s[n.node as usize];
         // Equal but for a frame still on the air at the stop time.
         let cut = airtime - n.tx_s;
-        assert!((-1e-9..2e-3).contains(&cut), "{}: {airtime} vs {}", n.name, n.tx_s);
+        assert!(
+            (-1e-9..2e-3).contains(&cut),
+            "{}: {airtime} vs {}",
+            n.name,
+            n.tx_s
+        );
         assert!(n.tx_s > 0.0 && n.rx_s > 0.0, "{}", n.name);
     }
     // Node 0 receives (ACKs, overheard forwards) and the end nodes idle more.
@@ -317,7 +331,12 @@ start = "2s"
 duration = "100s""#,
     );
     let (h, f) = (&healthy.flows[0], &failed.flows[0]);
-    assert!(f.goodput_bps > 0.6 * h.goodput_bps, "{} vs {}", f.goodput_bps, h.goodput_bps);
+    assert!(
+        f.goodput_bps > 0.6 * h.goodput_bps,
+        "{} vs {}",
+        f.goodput_bps,
+        h.goodput_bps
+    );
     let n1 = &failed.nodes[1];
     // Awake until the failure at 2 s (plus the frame then on the air).
     assert!((n1.tx_s + n1.rx_s + n1.idle_s - 2.0).abs() < 2e-3, "{n1:?}");

@@ -95,8 +95,13 @@ enum Waiting {
 
 #[derive(Copy, Clone, Debug)]
 enum Response {
-    Ack { to: NodeId },
-    Cts { to: NodeId, nav_end: Time },
+    Ack {
+        to: NodeId,
+    },
+    Cts {
+        to: NodeId,
+        nav_end: Time,
+    },
     /// The head data frame (after a CTS, or the next frame of a TXOP).
     Data,
 }
@@ -421,11 +426,7 @@ impl Medium {
 
     fn sensed_idle(&self, s: usize, now: Time) -> bool {
         let st = &self.st[s];
-        st.busy == 0
-            && st.nav <= now
-            && !st.tx_active
-            && !st.exchange
-            && st.response.is_none()
+        st.busy == 0 && st.nav <= now && !st.tx_active && !st.exchange && st.response.is_none()
     }
 
     fn draw(&mut self, s: usize, ac: usize) -> u32 {
@@ -540,12 +541,10 @@ impl Medium {
             .iter()
             .any(|h| h.scheduled && h.access_at == now && !h.queue.is_empty());
         let exchange_now = st.exchange && st.exchange_start == now;
-        if higher_wins || exchange_now {
-            if !st.acs[ac].queue.is_empty() {
-                self.stats.internal_collisions += 1;
-                self.failed_attempt(core, s, ac);
-                return;
-            }
+        if (higher_wins || exchange_now) && !st.acs[ac].queue.is_empty() {
+            self.stats.internal_collisions += 1;
+            self.failed_attempt(core, s, ac);
+            return;
         }
         let st = &mut self.st[s];
         if st.tx_active || st.response.is_some() || st.exchange {
@@ -598,7 +597,16 @@ impl Medium {
             let nav_end = now + self.rts_t + sifs + self.cts_t + sifs + data_t + sifs + ack_t;
             self.st[s].waiting = Waiting::Cts;
             self.stats.rts_tx += 1;
-            self.start_air(core, s, Kind::Rts, next, (phy::RTS_BYTES, self.rts_t), nav_end, seq, false);
+            self.start_air(
+                core,
+                s,
+                Kind::Rts,
+                next,
+                (phy::RTS_BYTES, self.rts_t),
+                nav_end,
+                seq,
+                false,
+            );
             return;
         }
         let nav_end = if wants_ack {
@@ -629,7 +637,16 @@ impl Medium {
         } else {
             Waiting::Nothing
         };
-        self.start_air(core, s, Kind::Data, next, (bytes, data_t), nav_end, seq, wants_ack);
+        self.start_air(
+            core,
+            s,
+            Kind::Data,
+            next,
+            (bytes, data_t),
+            nav_end,
+            seq,
+            wants_ack,
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -653,7 +670,11 @@ impl Medium {
                 self.air.len() as u32 - 1
             }
         };
-        core.radios[self.st[s].radio as usize].add_tx(now, end);
+        // Integrate up to now before registering, so a ledger never holds
+        // more than the activity still ahead of it (bounded memory).
+        let ledger = &mut core.radios[self.st[s].radio as usize];
+        ledger.advance(now);
+        ledger.add_tx(now, end);
         self.st[s].tx_airtime += airtime;
         self.st[s].tx_active = true;
         if let Some(a) = self.st[s].locked.take() {
@@ -682,7 +703,9 @@ impl Medium {
             {
                 stn.locked = Some(id);
                 rx.push((r, quiet));
-                core.radios[stn.radio as usize].add_rx(now, end);
+                let ledger = &mut core.radios[stn.radio as usize];
+                ledger.advance(now);
+                ledger.add_rx(now, end);
             } else if fl & RX != 0 && r == dst {
                 dst_missed = true;
             }
@@ -1038,11 +1061,29 @@ impl Medium {
             Response::Ack { to } => {
                 self.stats.acks_tx += 1;
                 let nav = core.now + self.ack_t;
-                self.start_air(core, s, Kind::Ack, to, (phy::ACK_BYTES, self.ack_t), nav, 0, false);
+                self.start_air(
+                    core,
+                    s,
+                    Kind::Ack,
+                    to,
+                    (phy::ACK_BYTES, self.ack_t),
+                    nav,
+                    0,
+                    false,
+                );
             }
             Response::Cts { to, nav_end } => {
                 self.stats.cts_tx += 1;
-                self.start_air(core, s, Kind::Cts, to, (phy::CTS_BYTES, self.cts_t), nav_end, 0, false);
+                self.start_air(
+                    core,
+                    s,
+                    Kind::Cts,
+                    to,
+                    (phy::CTS_BYTES, self.cts_t),
+                    nav_end,
+                    0,
+                    false,
+                );
             }
             Response::Data => {
                 let ac = self.st[s].cur;

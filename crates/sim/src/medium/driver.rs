@@ -50,7 +50,10 @@ impl Core {
 
     pub(crate) fn medium_route(&self, node: NodeId, dst: NodeId) -> Option<Option<Route>> {
         let m = self.medium.as_ref()?;
-        Some(m.next_hop(node, dst).map(|(next_hop, hops)| Route { next_hop, hops }))
+        Some(
+            m.next_hop(node, dst)
+                .map(|(next_hop, hops)| Route { next_hop, hops }),
+        )
     }
 
     pub(crate) fn medium_link(&self, node: NodeId, nbr: NodeId) -> Option<Option<LinkInfo>> {

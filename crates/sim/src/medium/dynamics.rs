@@ -190,7 +190,8 @@ impl Medium {
         let key = (a.min(b), a.max(b));
         let master = self.dyn_.master;
         let st = self.dyn_.pairs.entry(key).or_insert_with(|| {
-            let mut rng = Streams::new(master).stream(&format!("medium/fading/{}/{}", key.0, key.1));
+            let mut rng =
+                Streams::new(master).stream(&format!("medium/fading/{}/{}", key.0, key.1));
             let p_bad = f.mean_bad.as_secs_f64() / (f.mean_good + f.mean_bad).as_secs_f64();
             let bad = rng.random::<f64>() < p_bad;
             let next = Time::ZERO + exp(&mut rng, if bad { f.mean_bad } else { f.mean_good });
@@ -199,7 +200,7 @@ impl Medium {
         while now >= st.next {
             st.bad = !st.bad;
             let mean = if st.bad { f.mean_bad } else { f.mean_good };
-            st.next = st.next + exp(&mut st.rng, mean).max(Duration(1));
+            st.next += exp(&mut st.rng, mean).max(Duration(1));
         }
         st.bad
     }

@@ -35,17 +35,33 @@ pub enum MediumEvent {
     /// An on-air transmission ends.
     TxEnd(u32),
     /// A station's backoff expires (stale if `gen` moved on).
-    Access { node: u32, ac: u8, gen: u32 },
+    Access {
+        node: u32,
+        ac: u8,
+        gen: u32,
+    },
     /// A station gives up waiting for an ACK or CTS.
-    Timeout { node: u32, gen: u32 },
+    Timeout {
+        node: u32,
+        gen: u32,
+    },
     /// A station sends its response (ACK, CTS, data after CTS, next frame
     /// of a TXOP) one SIFS after what it answers.
-    Respond { node: u32, gen: u32 },
+    Respond {
+        node: u32,
+        gen: u32,
+    },
     /// A station's NAV may have expired.
-    NavEnd { node: u32 },
+    NavEnd {
+        node: u32,
+    },
     /// An outage (index into `MediumSpec::outages`) begins or ends.
-    NodeDown { outage: u32 },
-    NodeUp { outage: u32 },
+    NodeDown {
+        outage: u32,
+    },
+    NodeUp {
+        outage: u32,
+    },
     /// Mobile nodes' positions are brought up to date.
     Move,
 }
@@ -86,8 +102,8 @@ impl Reception {
                 snr50_db,
                 width_db,
             } => {
-                let snr = snr_at_range_db + 10.0 * exponent * (range / d.max(1e-3)).log10()
-                    - extra_db;
+                let snr =
+                    snr_at_range_db + 10.0 * exponent * (range / d.max(1e-3)).log10() - extra_db;
                 1.0 / (1.0 + ((snr - snr50_db) / width_db).exp())
             }
         }
@@ -162,7 +178,7 @@ impl MediumSpec {
                     per[a * n + b] =
                         self.reception
                             .per_with_loss(self.distance(a, b), self.range, extra_db)
-                        as f32;
+                            as f32;
                 }
             }
         }

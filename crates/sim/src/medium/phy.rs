@@ -145,12 +145,12 @@ pub fn edca_params(phy: &Phy, txop: Duration, edca: bool) -> [AcParams; 4] {
         AcParams {
             aifsn: 2,
             cw_min: (min + 1) / 4 - 1,
-            cw_max: (min + 1) / 2 - 1,
+            cw_max: min.div_ceil(2) - 1,
             txop,
         },
         AcParams {
             aifsn: 2,
-            cw_min: (min + 1) / 2 - 1,
+            cw_min: min.div_ceil(2) - 1,
             cw_max: min,
             txop,
         },
@@ -193,7 +193,10 @@ mod tests {
         assert!((t.as_secs_f64() * 1e6 - 1282.9).abs() < 0.1, "{t:?}");
         let g = Phy::preset("802.11g-54", false).unwrap();
         // 1500 bytes at 54 Mbit/s: ceil((16+12000+6)/216) = 56 symbols.
-        assert_eq!(g.airtime(1500, 54_000_000), Duration::from_micros(20 + 224 + 6));
+        assert_eq!(
+            g.airtime(1500, 54_000_000),
+            Duration::from_micros(20 + 224 + 6)
+        );
         assert_eq!(g.difs(), Duration::from_micros(28));
     }
 }

@@ -14,12 +14,24 @@ use crate::medium::{
 use crate::rng::Streams;
 
 pub const KINDS: &[(&str, &str)] = &[
-    ("chain", "`hops` + 1 nodes on a line, `spacing` metres apart"),
+    (
+        "chain",
+        "`hops` + 1 nodes on a line, `spacing` metres apart",
+    ),
     ("grid", "`rows` × `cols` nodes, `spacing` metres apart"),
-    ("random", "`nodes` placed uniformly in a `field` [w, h] with `seed`, connected"),
-    ("cells", "an access point (node 0) and `stations` on a circle of `radius`"),
+    (
+        "random",
+        "`nodes` placed uniformly in a `field` [w, h] with `seed`, connected",
+    ),
+    (
+        "cells",
+        "an access point (node 0) and `stations` on a circle of `radius`",
+    ),
     ("explicit", "`positions` = [[x, y], ...] (optional `names`)"),
 ];
+
+/// Positions, optional names, default flows.
+type Placement = (Vec<(f64, f64)>, Option<Vec<String>>, Vec<(NodeId, NodeId)>);
 
 /// Read `[topology]` as positions and `[medium]` as the medium's model.
 pub fn topology(root: &Reader, m: &Reader) -> Result<(Topology, MediumSpec)> {
@@ -30,34 +42,33 @@ pub fn topology(root: &Reader, m: &Reader) -> Result<(Topology, MediumSpec)> {
         .unwrap_or_else(|| Reader::new(&empty, "topology"));
     let kind = t.str("kind")?.unwrap_or("chain");
     let spacing = |default: f64| -> Result<f64> { positive(&t, "spacing", default) };
-    let (positions, names, default_flows): (Vec<(f64, f64)>, Option<Vec<String>>, Vec<(NodeId, NodeId)>) =
-        match kind {
-            "chain" => {
-                let hops = t.req("hops", t.int_in("hops", 1, MAX_NODES as u64 - 1))? as usize;
-                let d = spacing(200.0)?;
-                let pos = (0..=hops).map(|i| (i as f64 * d, 0.0)).collect();
-                (pos, None, vec![(0, hops as NodeId)])
+    let (positions, names, default_flows): Placement = match kind {
+        "chain" => {
+            let hops = t.req("hops", t.int_in("hops", 1, MAX_NODES as u64 - 1))? as usize;
+            let d = spacing(200.0)?;
+            let pos = (0..=hops).map(|i| (i as f64 * d, 0.0)).collect();
+            (pos, None, vec![(0, hops as NodeId)])
+        }
+        "grid" => {
+            let rows = t.req("rows", t.int_in("rows", 1, MAX_NODES as u64))? as usize;
+            let cols = t.req("cols", t.int_in("cols", 1, MAX_NODES as u64))? as usize;
+            if rows * cols < 2 || rows * cols > MAX_NODES {
+                return Err(t.error(
+                    "cols",
+                    format!("a grid needs between 2 and {MAX_NODES} nodes"),
+                ));
             }
-            "grid" => {
-                let rows = t.req("rows", t.int_in("rows", 1, MAX_NODES as u64))? as usize;
-                let cols = t.req("cols", t.int_in("cols", 1, MAX_NODES as u64))? as usize;
-                if rows * cols < 2 || rows * cols > MAX_NODES {
-                    return Err(t.error(
-                        "cols",
-                        format!("a grid needs between 2 and {MAX_NODES} nodes"),
-                    ));
-                }
-                let d = spacing(200.0)?;
-                let pos = (0..rows * cols)
-                    .map(|i| ((i % cols) as f64 * d, (i / cols) as f64 * d))
-                    .collect();
-                (pos, None, vec![(0, (rows * cols - 1) as NodeId)])
-            }
-            "random" => {
-                let n = t.req("nodes", t.int_in("nodes", 2, MAX_NODES as u64))? as usize;
-                let (w, h) = field(&t)?;
-                let seed = t.u64("seed")?.unwrap_or(1);
-                let pos = random_connected(&mut spec, n, (w, h), seed)
+            let d = spacing(200.0)?;
+            let pos = (0..rows * cols)
+                .map(|i| ((i % cols) as f64 * d, (i / cols) as f64 * d))
+                .collect();
+            (pos, None, vec![(0, (rows * cols - 1) as NodeId)])
+        }
+        "random" => {
+            let n = t.req("nodes", t.int_in("nodes", 2, MAX_NODES as u64))? as usize;
+            let (w, h) = field(&t)?;
+            let seed = t.u64("seed")?.unwrap_or(1);
+            let pos = random_connected(&mut spec, n, (w, h), seed)
                     .ok_or_else(|| {
                         t.error(
                             "field",
@@ -67,48 +78,53 @@ pub fn topology(root: &Reader, m: &Reader) -> Result<(Topology, MediumSpec)> {
                             ),
                         )
                     })?;
-                (pos, None, vec![(0, n as NodeId - 1)])
+            (pos, None, vec![(0, n as NodeId - 1)])
+        }
+        "cells" => {
+            let k = t.req("stations", t.int_in("stations", 1, MAX_NODES as u64 - 1))? as usize;
+            let radius = positive(&t, "radius", 100.0)?;
+            let mut pos = vec![(0.0, 0.0)];
+            for i in 0..k {
+                let a = 2.0 * std::f64::consts::PI * i as f64 / k as f64;
+                pos.push((radius * a.cos(), radius * a.sin()));
             }
-            "cells" => {
-                let k = t.req("stations", t.int_in("stations", 1, MAX_NODES as u64 - 1))? as usize;
-                let radius = positive(&t, "radius", 100.0)?;
-                let mut pos = vec![(0.0, 0.0)];
-                for i in 0..k {
-                    let a = 2.0 * std::f64::consts::PI * i as f64 / k as f64;
-                    pos.push((radius * a.cos(), radius * a.sin()));
+            let mut names = vec!["ap".to_string()];
+            names.extend((1..=k).map(|i| format!("sta{i}")));
+            (
+                pos,
+                Some(names),
+                (1..=k as NodeId).map(|i| (i, 0)).collect(),
+            )
+        }
+        "explicit" => {
+            let pos = positions(&t)?;
+            let names = t.strings("names")?;
+            if let Some(ns) = &names {
+                if ns.len() != pos.len() {
+                    return Err(t.error(
+                        "names",
+                        format!("{} names for {} positions", ns.len(), pos.len()),
+                    ));
                 }
-                let mut names = vec!["ap".to_string()];
-                names.extend((1..=k).map(|i| format!("sta{i}")));
-                (pos, Some(names), (1..=k as NodeId).map(|i| (i, 0)).collect())
             }
-            "explicit" => {
-                let pos = positions(&t)?;
-                let names = t.strings("names")?;
-                if let Some(ns) = &names {
-                    if ns.len() != pos.len() {
-                        return Err(t.error(
-                            "names",
-                            format!("{} names for {} positions", ns.len(), pos.len()),
-                        ));
-                    }
-                }
-                let last = pos.len() as NodeId - 1;
-                (pos, names, vec![(0, last)])
-            }
-            other => {
-                let known: Vec<&str> = KINDS.iter().map(|k| k.0).collect();
-                return Err(t.error(
-                    "kind",
-                    format!(
-                        "unknown topology \"{other}\" on a shared medium (known: {})",
-                        known.join(", ")
-                    ),
-                ));
-            }
-        };
+            let last = pos.len() as NodeId - 1;
+            (pos, names, vec![(0, last)])
+        }
+        other => {
+            let known: Vec<&str> = KINDS.iter().map(|k| k.0).collect();
+            return Err(t.error(
+                "kind",
+                format!(
+                    "unknown topology \"{other}\" on a shared medium (known: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+    };
     t.finish()?;
     spec.positions = positions;
-    let names = names.unwrap_or_else(|| (0..spec.positions.len()).map(|i| format!("n{i}")).collect());
+    let names =
+        names.unwrap_or_else(|| (0..spec.positions.len()).map(|i| format!("n{i}")).collect());
     per_overrides(m, &names, &mut spec)?;
     spec.outages = outages(m, &names)?;
     spec.mobility = mobility(m, &names, &spec.positions)?;
@@ -154,7 +170,12 @@ fn field(t: &Reader) -> Result<(f64, f64)> {
 }
 
 fn positions(t: &Reader) -> Result<Vec<(f64, f64)>> {
-    let bad = || t.error("positions", "expected a list of at least 2 [x, y] pairs in metres");
+    let bad = || {
+        t.error(
+            "positions",
+            "expected a list of at least 2 [x, y] pairs in metres",
+        )
+    };
     let Some(Value::Array(items)) = t.get("positions") else {
         return Err(if t.has("positions") {
             bad()
@@ -231,12 +252,7 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
                 "the TDMA MAC is not implemented yet on the shared medium (known: csma)",
             ))
         }
-        other => {
-            return Err(m.error(
-                "mac",
-                format!("unknown MAC \"{other}\" (known: csma)"),
-            ))
-        }
+        other => return Err(m.error("mac", format!("unknown MAC \"{other}\" (known: csma)"))),
     }
     let standard = m.str("standard")?.unwrap_or("802.11b");
     let short = match m.str("preamble")?.unwrap_or("long") {
