@@ -434,3 +434,59 @@ app = "backlogged"
     );
     assert!(a.flows[0].bytes_delivered > 0);
 }
+
+/// Bad `[medium]` and positioned-topology input is rejected with an error
+/// naming the key, never a panic.
+#[test]
+fn medium_errors_name_the_key() {
+    let cases: &[(&str, &str)] = &[
+        ("[medium]\nmac = \"aloha\"", "medium.mac"),
+        ("[medium]\nmac = \"tdma\"", "medium.mac"),
+        ("[medium]\nstandard = \"802.11n\"", "medium.standard"),
+        ("[medium]\nrang = 100", "medium.rang"),
+        ("[medium]\nrange = -5", "medium.range"),
+        ("[medium]\nrange = 100\ninterference_range = 50", "medium.interference_range"),
+        ("[medium]\nrate = \"0bps\"", "medium.rate"),
+        ("[medium]\nfading = {}", "medium.fading"),
+        ("[medium]\nreception = { exponent = -1 }", "medium.reception.exponent"),
+        ("[medium]\nrouting = \"aodv\"", "medium.routing"),
+        (
+            "[medium]\n[[medium.outages]]\nnode = 9\nduration = \"1s\"",
+            "medium.outages[0].node",
+        ),
+        (
+            "[medium]\n[[medium.outages]]\nnode = 1\nduration = \"2s\"\nperiod = \"1s\"",
+            "medium.outages[0].period",
+        ),
+        ("[medium]\n[[medium.links]]\na = 0\nb = 1\nper = 2", "medium.links[0].per"),
+        ("[medium]\nmobility = { speed = 0 }", "medium.mobility.speed"),
+        ("[medium]\nmobility = { nodes = [\"x\"] }", "medium.mobility.nodes[0].node"),
+        ("[topology]\nkind = \"ring\"\n[medium]", "topology.kind"),
+        ("[topology]\nkind = \"chain\"\n[medium]", "topology.hops"),
+        ("[topology]\nkind = \"grid\"\nrows = 1\ncols = 1\n[medium]", "topology.cols"),
+        ("[topology]\nkind = \"explicit\"\npositions = [[0, 0]]\n[medium]", "topology.positions"),
+        (
+            "[topology]\nkind = \"explicit\"\npositions = [[0, 0], [1]]\n[medium]",
+            "topology.positions",
+        ),
+        (
+            "[topology]\nkind = \"random\"\nnodes = 5\nfield = [100000, 100000]\n[medium]",
+            "topology.field",
+        ),
+        (
+            "[topology]\nkind = \"explicit\"\npositions = [[0, 0], [1000, 0]]\n[medium]",
+            "flows[0].to",
+        ),
+    ];
+    for (body, key) in cases {
+        let text = if body.contains("[topology]") {
+            format!("stop = \"1s\"\n{body}")
+        } else {
+            format!("stop = \"1s\"\n[topology]\nkind = \"chain\"\nhops = 2\n{body}")
+        };
+        let e = joulenet_sim::Scenario::parse_str(&text, "t", ".".into())
+            .and_then(|s| s.spec(&ParamPoint::new()).map(|_| ()))
+            .expect_err(body);
+        assert_eq!(e.key, *key, "{body}: {e}");
+    }
+}
