@@ -445,10 +445,16 @@ fn medium_errors_name_the_key() {
         ("[medium]\nstandard = \"802.11n\"", "medium.standard"),
         ("[medium]\nrang = 100", "medium.rang"),
         ("[medium]\nrange = -5", "medium.range"),
-        ("[medium]\nrange = 100\ninterference_range = 50", "medium.interference_range"),
+        (
+            "[medium]\nrange = 100\ninterference_range = 50",
+            "medium.interference_range",
+        ),
         ("[medium]\nrate = \"0bps\"", "medium.rate"),
         ("[medium]\nfading = {}", "medium.fading"),
-        ("[medium]\nreception = { exponent = -1 }", "medium.reception.exponent"),
+        (
+            "[medium]\nreception = { exponent = -1 }",
+            "medium.reception.exponent",
+        ),
         ("[medium]\nrouting = \"aodv\"", "medium.routing"),
         (
             "[medium]\n[[medium.outages]]\nnode = 9\nduration = \"1s\"",
@@ -458,13 +464,28 @@ fn medium_errors_name_the_key() {
             "[medium]\n[[medium.outages]]\nnode = 1\nduration = \"2s\"\nperiod = \"1s\"",
             "medium.outages[0].period",
         ),
-        ("[medium]\n[[medium.links]]\na = 0\nb = 1\nper = 2", "medium.links[0].per"),
-        ("[medium]\nmobility = { speed = 0 }", "medium.mobility.speed"),
-        ("[medium]\nmobility = { nodes = [\"x\"] }", "medium.mobility.nodes[0].node"),
+        (
+            "[medium]\n[[medium.links]]\na = 0\nb = 1\nper = 2",
+            "medium.links[0].per",
+        ),
+        (
+            "[medium]\nmobility = { speed = 0 }",
+            "medium.mobility.speed",
+        ),
+        (
+            "[medium]\nmobility = { nodes = [\"x\"] }",
+            "medium.mobility.nodes[0].node",
+        ),
         ("[topology]\nkind = \"ring\"\n[medium]", "topology.kind"),
         ("[topology]\nkind = \"chain\"\n[medium]", "topology.hops"),
-        ("[topology]\nkind = \"grid\"\nrows = 1\ncols = 1\n[medium]", "topology.cols"),
-        ("[topology]\nkind = \"explicit\"\npositions = [[0, 0]]\n[medium]", "topology.positions"),
+        (
+            "[topology]\nkind = \"grid\"\nrows = 1\ncols = 1\n[medium]",
+            "topology.cols",
+        ),
+        (
+            "[topology]\nkind = \"explicit\"\npositions = [[0, 0]]\n[medium]",
+            "topology.positions",
+        ),
         (
             "[topology]\nkind = \"explicit\"\npositions = [[0, 0], [1]]\n[medium]",
             "topology.positions",
@@ -489,4 +510,22 @@ fn medium_errors_name_the_key() {
             .expect_err(body);
         assert_eq!(e.key, *key, "{body}: {e}");
     }
+}
+
+/// Link-state routing learns of a failure only at its next periodic update:
+/// the flow stalls until then (stale view), then goes around the failed
+/// node; instant static routing never stalls.
+#[test]
+fn link_state_views_are_stale_until_the_next_update() {
+    let outage = r#"[[medium.outages]]
+node = 1
+start = "2s"
+duration = "100s""#;
+    let instant = grid_flow(outage);
+    let ls = grid_flow(&format!(
+        "routing = \"link_state\"\nrouting_interval = \"6s\"\n{outage}"
+    ));
+    let (i, l) = (instant.flows[0].goodput_bps, ls.flows[0].goodput_bps);
+    assert!(l < 0.9 * i, "link state {l:.0} vs instant {i:.0}");
+    assert!(l > 0.3 * i, "link state {l:.0} vs instant {i:.0}");
 }

@@ -289,7 +289,40 @@ impl Medium {
             self.per_bad = self.spec.per_matrix_with_loss(f.extra_loss_db);
         }
         self.near = near_lists(&self.spec, &self.per);
-        self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
+        if !self.stale_views() {
+            self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
+        }
+    }
+
+    fn stale_views(&self) -> bool {
+        matches!(self.spec.routing, super::Routing::LinkState { .. })
+    }
+
+    /// A link-state update: routes from the current graph, weighted by the
+    /// measured delivery ratios where there are enough samples.
+    pub(super) fn route_update(&mut self, core: &mut Core) {
+        let super::Routing::LinkState {
+            interval,
+            min_samples,
+        } = self.spec.routing
+        else {
+            return;
+        };
+        let n = self.n;
+        let mut est = self.per.clone();
+        for (a, st) in self.st.iter().enumerate() {
+            for x in &st.nbrs {
+                let b = x.node as usize;
+                if x.attempts >= min_samples && est[a * n + b] < 1.0 {
+                    // Attempts without an ACK: both directions' losses.
+                    let fail = 1.0 - x.acked as f64 / x.attempts as f64;
+                    est[a * n + b] = (fail.clamp(0.0, 0.99)) as f32;
+                }
+            }
+        }
+        self.routes = Routes::compute(&est, n, super::Metric::Etx, &self.up);
+        core.queue
+            .push(core.now + interval, Event::Medium(MediumEvent::RouteUpdate));
     }
 
     /// A node fails (its queue is lost) or recovers; routes follow.
@@ -298,7 +331,9 @@ impl Medium {
         if !up {
             self.kill(core, node as NodeId);
         }
-        self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
+        if !self.stale_views() {
+            self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
+        }
         if up {
             self.wake(core, node as NodeId);
         }
@@ -417,6 +452,7 @@ impl Medium {
             MediumEvent::NodeDown { outage } => self.outage_event(core, outage, true),
             MediumEvent::NodeUp { outage } => self.outage_event(core, outage, false),
             MediumEvent::Move => self.move_event(core),
+            MediumEvent::RouteUpdate => self.route_update(core),
         }
     }
 

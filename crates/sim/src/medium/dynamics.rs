@@ -114,6 +114,12 @@ impl Medium {
                 Event::Medium(MediumEvent::NodeDown { outage: i as u32 }),
             );
         }
+        if let super::Routing::LinkState { interval, .. } = self.spec.routing {
+            core.queue.push(
+                Time::ZERO + interval,
+                Event::Medium(MediumEvent::RouteUpdate),
+            );
+        }
         if let Some(m) = self.spec.mobility.clone() {
             let movers: Vec<usize> = if m.nodes.is_empty() {
                 (0..self.nodes()).collect()

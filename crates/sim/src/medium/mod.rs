@@ -64,6 +64,8 @@ pub enum MediumEvent {
     },
     /// Mobile nodes' positions are brought up to date.
     Move,
+    /// Periodic link-state route update.
+    RouteUpdate,
 }
 
 /// Packet error rate as a function of distance.
@@ -127,6 +129,16 @@ pub enum Routing {
     /// path of the complete network (if that neighbour is up): frames move
     /// as far as they can and wait at the edge of a partition.
     Dtn,
+    /// JAVeLEN-style link state: every node's view is refreshed only every
+    /// `interval` (stale in between: failures, recoveries and moves are
+    /// learnt at the next update), with ETX weights from the measured
+    /// per-neighbour delivery ratios where a link has carried at least
+    /// `min_samples` frames (inaccurate with few samples), else from the
+    /// model. The update messages themselves are not put on the air.
+    LinkState {
+        interval: Duration,
+        min_samples: u64,
+    },
 }
 
 /// The validated `[medium]` table and node positions.

@@ -307,10 +307,17 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
         "hops" => (Metric::Hops, Routing::Static),
         "etx" => (Metric::Etx, Routing::Static),
         "dtn" => (Metric::Hops, Routing::Dtn),
+        "link_state" => (
+            Metric::Etx,
+            Routing::LinkState {
+                interval: positive_duration(m, "routing_interval", Some(Duration::from_secs(5)))?,
+                min_samples: m.int_in("routing_min_samples", 1, 1_000_000)?.unwrap_or(20),
+            },
+        ),
         other => {
             return Err(m.error(
                 "routing",
-                format!("expected \"hops\", \"etx\" or \"dtn\", got \"{other}\""),
+                format!("expected \"hops\", \"etx\", \"dtn\" or \"link_state\", got \"{other}\""),
             ))
         }
     };
