@@ -441,7 +441,6 @@ app = "backlogged"
 fn medium_errors_name_the_key() {
     let cases: &[(&str, &str)] = &[
         ("[medium]\nmac = \"aloha\"", "medium.mac"),
-        ("[medium]\nmac = \"tdma\"", "medium.mac"),
         ("[medium]\nstandard = \"802.11n\"", "medium.standard"),
         ("[medium]\nrang = 100", "medium.rang"),
         ("[medium]\nrange = -5", "medium.range"),
@@ -528,4 +527,58 @@ duration = "100s""#;
     let (i, l) = (instant.flows[0].goodput_bps, ls.flows[0].goodput_bps);
     assert!(l < 0.9 * i, "link state {l:.0} vs instant {i:.0}");
     assert!(l > 0.3 * i, "link state {l:.0} vs instant {i:.0}");
+}
+
+fn tdma_chain(extra: &str) -> RunResult {
+    run(&format!(
+        r#"
+stop = "10s"
+[topology]
+kind = "chain"
+hops = 4
+[medium]
+mac = "tdma"
+{extra}
+[flow]
+protocol = "newreno"
+app = "backlogged"
+"#
+    ))
+}
+
+/// TDMA: the pseudo-random schedule is collision-free (none at all, hidden
+/// terminals included), radios sleep outside their slots, and link ARQ
+/// retries lost frames in later slots up to the attempt limit.
+#[test]
+fn tdma_has_no_collisions_and_sleeps_between_slots() {
+    let r = tdma_chain("");
+    let m = r.medium.as_ref().unwrap();
+    assert_eq!(m.collisions, 0);
+    assert_eq!(m.data_collisions, 0);
+    assert!(r.flows[0].goodput_bps > 100e3, "{}", r.flows[0].goodput_bps);
+    for n in &r.nodes {
+        assert!(
+            n.sleep_s > 0.4 * r.summary.duration_s,
+            "{}: {}",
+            n.name,
+            n.sleep_s
+        );
+        let sum = n.tx_s + n.rx_s + n.idle_s + n.sleep_s;
+        assert!(sum <= r.summary.duration_s + 1e-6);
+    }
+    let csma = chain(4);
+    let (e_tdma, e_csma) = (r.summary.energy_j, csma.summary.energy_j * 0.5);
+    assert!(
+        e_tdma < e_csma,
+        "tdma {e_tdma} J vs csma {e_csma} J per 10 s"
+    );
+
+    let lossy = "[[medium.links]]\na = 1\nb = 2\nper = 0.3";
+    let arq = tdma_chain(&format!("retry_limit = 7\n{lossy}"));
+    let none = tdma_chain(&format!("retry_limit = 0\n{lossy}"));
+    let (ma, mn) = (arq.medium.unwrap(), none.medium.unwrap());
+    assert!(ma.retransmissions > 0 && ma.channel_losses > 0);
+    assert_eq!(mn.retransmissions, 0);
+    assert_eq!(mn.acks_tx, 0);
+    assert!(arq.flows[0].goodput_bps > none.flows[0].goodput_bps);
 }

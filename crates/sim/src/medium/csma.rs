@@ -170,6 +170,7 @@ pub struct Medium {
     /// Routes of the complete network, for DTN next hops.
     all_up_routes: Option<Routes>,
     pub(super) dyn_: super::dynamics::Dynamics,
+    pub(super) tdma: Option<super::tdma::Tdma>,
     st: Vec<Station>,
     air: Vec<Option<Air>>,
     free: Vec<u32>,
@@ -250,6 +251,7 @@ impl Medium {
             up,
             down_count: vec![0; n],
             dyn_: Default::default(),
+            tdma: None,
             st,
             air: Vec::new(),
             free: Vec::new(),
@@ -292,6 +294,33 @@ impl Medium {
         if !self.stale_views() {
             self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
         }
+    }
+
+    pub(super) fn per_of(&self, a: usize, b: usize) -> f32 {
+        self.per[a * self.n + b]
+    }
+
+    pub(super) fn radio_of(&self, s: usize) -> usize {
+        self.st[s].radio as usize
+    }
+
+    /// TDMA: in the slot of link s→b, send the oldest frame for b.
+    pub(super) fn tdma_send(&mut self, core: &mut Core, s: usize, b: NodeId) -> bool {
+        let st = &mut self.st[s];
+        if st.exchange || st.tx_active || !self.up[s] || !core.nodes[s].alive() {
+            return false;
+        }
+        let q = &mut st.acs[2].queue;
+        let Some(i) = q.iter().position(|x| x.next == b) else {
+            return false;
+        };
+        if i > 0 {
+            let f = q.remove(i).expect("index from position");
+            q.push_front(f);
+        }
+        st.txop_start = None;
+        self.transmit_head(core, s, 2, true);
+        true
     }
 
     fn stale_views(&self) -> bool {
@@ -379,7 +408,10 @@ impl Medium {
                 .filter(|q| q.next == nbr)
                 .count(),
             loss_estimate: loss,
-            available_rate_bps: None,
+            available_rate_bps: self
+                .tdma
+                .as_ref()
+                .and_then(|t| Some(t.available_bps(t.link_index(node, nbr)?))),
             etx,
         })
     }
@@ -453,6 +485,7 @@ impl Medium {
             MediumEvent::NodeUp { outage } => self.outage_event(core, outage, false),
             MediumEvent::Move => self.move_event(core),
             MediumEvent::RouteUpdate => self.route_update(core),
+            MediumEvent::Slot { index, phase } => self.slot_event(core, index, phase),
         }
     }
 
@@ -474,6 +507,9 @@ impl Medium {
     /// A frame is queued in `ac`: access at once if the medium has been idle
     /// for AIFS and nothing is pending, else start (or keep) a backoff.
     fn kick(&mut self, core: &mut Core, s: usize, ac: usize) {
+        if self.tdma.is_some() {
+            return; // TDMA sends only in its slots.
+        }
         let now = core.now;
         let st = &self.st[s];
         if st.acs[ac].queue.is_empty() || st.acs[ac].backoff.is_some() || !self.usable(core, s) {
@@ -1002,7 +1038,7 @@ impl Medium {
         a.retries = 0;
         st.waiting = Waiting::Nothing;
         // Continue a TXOP with the next frame if it fits.
-        if let (Some(start), Some(q)) = (st.txop_start, a.queue.front()) {
+        if let (Some(start), Some(q), None) = (st.txop_start, a.queue.front(), &self.tdma) {
             let limit = if a.p.txop > Duration::ZERO {
                 a.p.txop
             } else if q.frame.opts.burst {
@@ -1028,6 +1064,10 @@ impl Medium {
         let st = &mut self.st[s];
         st.txop_start = None;
         st.exchange = false;
+        if self.tdma.is_some() {
+            self.update_sense(core, s);
+            return;
+        }
         let b = self.draw(s, ac);
         self.st[s].acs[ac].backoff = Some(b);
         self.update_sense(core, s);
@@ -1057,6 +1097,9 @@ impl Medium {
         }
         a.scheduled = false;
         a.gen = a.gen.wrapping_add(1);
+        if self.tdma.is_some() {
+            return; // retried in the link's next slot
+        }
         let b = self.draw(s, ac);
         self.st[s].acs[ac].backoff = Some(b);
         self.schedule(core, s, ac);

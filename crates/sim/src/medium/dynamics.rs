@@ -108,6 +108,9 @@ impl Medium {
     /// Schedule the first events of the dynamic processes.
     pub(crate) fn start_dynamics(&mut self, core: &mut Core, streams: &Streams) {
         self.dyn_.master = streams.master();
+        if self.spec.mac == super::Mac::Tdma {
+            self.start_tdma(core, streams);
+        }
         for (i, o) in self.spec.outages.iter().enumerate() {
             core.queue.push(
                 Time::ZERO + o.start,

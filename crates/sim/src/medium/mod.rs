@@ -1,7 +1,8 @@
 //! A shared wireless medium: nodes with positions, one radio each, a packet
 //! error rate per pair from distance, carrier sense and interference
 //! ranges, collisions at the receiver, overhearing, and an 802.11 CSMA/CA
-//! MAC (DCF, optional EDCA categories, RTS/CTS, TXOP bursts).
+//! MAC (DCF, optional EDCA categories, RTS/CTS, TXOP bursts) or a TDMA MAC
+//! with collision-free pseudo-random slot schedules.
 //!
 //! The medium is a module of its own: the rest of the simulator reaches it
 //! through three hooks — [`crate::core::Core::forward`] hands it frames for
@@ -14,6 +15,7 @@ pub mod driver;
 pub mod dynamics;
 pub mod phy;
 pub mod routing;
+pub mod tdma;
 
 use joulenet_channel::radio::RadioProfile;
 use joulenet_proto::{Duration, NodeId};
@@ -66,6 +68,11 @@ pub enum MediumEvent {
     Move,
     /// Periodic link-state route update.
     RouteUpdate,
+    /// TDMA slot `index`: 0 wakes the slot's radios, 1 sends, 2 ends it.
+    Slot {
+        index: u32,
+        phase: u8,
+    },
 }
 
 /// Packet error rate as a function of distance.
@@ -112,6 +119,13 @@ impl Reception {
     }
 }
 
+/// The medium access control.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mac {
+    Csma,
+    Tdma,
+}
+
 /// Route metric of the static shortest-path routing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Metric {
@@ -153,6 +167,7 @@ pub struct MediumSpec {
     /// Explicit PER per (a, b) pair, both directions; 1 removes the link.
     pub per_overrides: Vec<(NodeId, NodeId, f64)>,
     pub phy: Phy,
+    pub mac: Mac,
     /// Retransmissions after the first attempt; 0 disables link ARQ.
     pub retry_limit: u8,
     /// Frames whose network packet exceeds this use RTS/CTS.

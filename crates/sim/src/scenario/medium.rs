@@ -9,7 +9,7 @@ use toml::{Table, Value};
 use super::reader::{Reader, Result};
 use super::topology::{node_ref, radio, Topology};
 use crate::medium::{
-    phy, Fading, MediumSpec, Metric, Mobility, Outage, Phy, Reception, Routing, MAX_NODES,
+    phy, Fading, Mac, MediumSpec, Metric, Mobility, Outage, Phy, Reception, Routing, MAX_NODES,
 };
 use crate::rng::Streams;
 
@@ -244,16 +244,16 @@ fn per_overrides(m: &Reader, names: &[String], spec: &mut MediumSpec) -> Result<
 }
 
 fn medium(m: &Reader) -> Result<MediumSpec> {
-    match m.str("mac")?.unwrap_or("csma") {
-        "csma" => {}
-        "tdma" => {
+    let mac = match m.str("mac")?.unwrap_or("csma") {
+        "csma" => Mac::Csma,
+        "tdma" => Mac::Tdma,
+        other => {
             return Err(m.error(
                 "mac",
-                "the TDMA MAC is not implemented yet on the shared medium (known: csma)",
+                format!("unknown MAC \"{other}\" (known: csma, tdma)"),
             ))
         }
-        other => return Err(m.error("mac", format!("unknown MAC \"{other}\" (known: csma)"))),
-    }
+    };
     let standard = m.str("standard")?.unwrap_or("802.11b");
     let short = match m.str("preamble")?.unwrap_or("long") {
         "long" => false,
@@ -326,6 +326,7 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
     m.allow("mobility");
     Ok(MediumSpec {
         positions: Vec::new(),
+        mac,
         range,
         cs_range,
         interference_range,
