@@ -29,7 +29,7 @@ pub use phy::Phy;
 pub const BROADCAST: NodeId = u32::MAX;
 
 /// The largest number of nodes on one medium (per-pair tables are n²).
-pub const MAX_NODES: usize = 2000;
+pub const MAX_NODES: usize = 1000;
 
 /// Events of the medium, carried by [`crate::event::Event::Medium`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
