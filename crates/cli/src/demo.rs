@@ -11,6 +11,10 @@ use crate::runner::run_all;
 /// The demo scenario, also shipped as scenarios/demo.toml.
 pub const DEMO: &str = include_str!("../../../scenarios/demo.toml");
 
+/// Its second part: the same variants over a 4-hop 802.11b chain on the
+/// shared medium, shipped as scenarios/multihop/demo-chain.toml.
+pub const DEMO_CHAIN: &str = include_str!("../../../scenarios/multihop/demo-chain.toml");
+
 #[derive(Args)]
 pub struct DemoArgs {
     /// Number of seeds per protocol
@@ -22,13 +26,24 @@ pub struct DemoArgs {
 }
 
 pub fn demo(args: DemoArgs) -> Result<(), String> {
-    let scenario = Scenario::parse_str(DEMO, "demo", ".".into()).map_err(|e| e.to_string())?;
+    part(&args, DEMO, "demo", "scenarios/demo.toml")?;
+    println!();
+    part(
+        &args,
+        DEMO_CHAIN,
+        "demo-chain",
+        "scenarios/multihop/demo-chain.toml",
+    )
+}
+
+fn part(args: &DemoArgs, text: &str, name: &str, path: &str) -> Result<(), String> {
+    let scenario = Scenario::parse_str(text, name, ".".into()).map_err(|e| e.to_string())?;
     let points = scenario.points();
     let seeds: Vec<u64> = (1..=args.seeds.max(1)).collect();
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let started = std::time::Instant::now();
     let runs = run_all(&scenario, &points, &seeds, jobs, args.quiet)?;
-    println!("joulenet demo — {}", scenario_description());
+    println!("joulenet demo — {}", scenario_description(text));
     println!(
         "{} seeds per protocol; mean ± 95% confidence interval\n",
         seeds.len()
@@ -54,15 +69,15 @@ pub fn demo(args: DemoArgs) -> Result<(), String> {
     }
     print!("{}", t.render());
     println!(
-        "\n{} runs in {:.2} s wall. Scenario: scenarios/demo.toml (joulenet run scenarios/demo.toml --seeds 1..6).",
+        "\n{} runs in {:.2} s wall. Scenario: {path} (joulenet run {path} --seeds 1..6).",
         runs.len(),
         started.elapsed().as_secs_f64()
     );
     Ok(())
 }
 
-fn scenario_description() -> String {
-    DEMO.lines()
+fn scenario_description(text: &str) -> String {
+    text.lines()
         .find_map(|l| l.strip_prefix("description = \""))
         .map(|d| d.trim_end_matches('"').to_string())
         .unwrap_or_default()

@@ -58,6 +58,8 @@ pub struct Core {
     pub loopback: VecDeque<Frame>,
     pool: Vec<Vec<u8>>,
     pub capture: Option<Capture>,
+    /// The shared wireless medium, when the topology has one.
+    pub medium: Option<Box<crate::medium::Medium>>,
 }
 
 const POOL_LIMIT: usize = 4096;
@@ -84,6 +86,7 @@ impl Core {
             loopback: VecDeque::new(),
             pool: Vec::new(),
             capture: None,
+            medium: None,
         };
         core.compute_routes();
         core
@@ -153,6 +156,9 @@ impl Core {
 
     /// Route a frame one hop further from `node`.
     pub fn forward(&mut self, node: NodeId, frame: Frame) {
+        let Some(frame) = self.medium_forward(node, frame) else {
+            return;
+        };
         let next = self
             .next_link
             .get(node as usize)
@@ -396,6 +402,7 @@ impl Core {
             usable = usable.max(ledger.set_mode(now, mode));
         }
         if mode == RadioMode::Awake {
+            self.medium_wake(node);
             for l in self.nodes[node as usize].links_out.clone() {
                 let link = &self.links[l as usize];
                 if !link.busy && !link.queue.is_empty() {
@@ -411,6 +418,7 @@ impl Core {
     pub fn kill_node(&mut self, node: NodeId) {
         self.set_radio_mode(node, RadioMode::Off);
         self.nodes[node as usize].died_at = Some(self.now);
+        self.medium_kill(node);
         for l in self.nodes[node as usize].links_out.clone() {
             let drained: Vec<Frame> = self.links[l as usize].queue.drain(..).collect();
             for f in drained {

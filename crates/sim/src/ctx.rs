@@ -81,6 +81,9 @@ impl Net for Ctx<'_> {
     }
 
     fn route(&self, dst: NodeId) -> Option<Route> {
+        if let Some(route) = self.core.medium_route(self.ep.addr.node, dst) {
+            return route;
+        }
         let node = self.ep.addr.node as usize;
         let l = (*self.core.next_link.get(node)?.get(dst as usize)?)?;
         let hops = self.core.hop_count[node][dst as usize];
@@ -91,6 +94,9 @@ impl Net for Ctx<'_> {
     }
 
     fn link(&self, neighbour: NodeId) -> Option<LinkInfo> {
+        if let Some(info) = self.core.medium_link(self.ep.addr.node, neighbour) {
+            return info;
+        }
         let node = &self.core.nodes[self.ep.addr.node as usize];
         let l = node
             .links_out

@@ -35,6 +35,8 @@ pub enum Event {
     Sample,
     /// The scenario's hard stop.
     Stop,
+    /// An event of the shared wireless medium.
+    Medium(crate::medium::MediumEvent),
 }
 
 /// A queued event. `key` is (time << 64 | insertion sequence), so one integer

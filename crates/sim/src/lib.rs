@@ -20,6 +20,7 @@ pub mod endpoint;
 pub mod event;
 pub mod frame;
 pub mod link;
+pub mod medium;
 pub mod metrics;
 pub mod output;
 pub mod pattern;

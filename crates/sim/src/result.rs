@@ -136,6 +136,9 @@ pub struct RunResult {
     pub links: Vec<LinkResult>,
     pub summary: Summary,
     pub series: Vec<SeriesRow>,
+    /// Shared-medium counters (collisions, retries, ...), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub medium: Option<crate::medium::MediumStats>,
     #[serde(skip)]
     pub pcap: Option<crate::pcap::Capture>,
 }
@@ -165,6 +168,7 @@ pub(crate) fn collect(mut sim: Simulation) -> RunResult {
         links,
         summary,
         series: sim.sampler.take().map(|s| s.rows).unwrap_or_default(),
+        medium: sim.core.medium.as_ref().map(|m| m.snapshot()),
         pcap: sim.core.capture.take(),
     }
 }

@@ -114,6 +114,15 @@ impl Simulation {
             nodes[l.b as usize].links_out.push(rev);
         }
         let mut core = Core::new(links, radios, radio_node, nodes);
+        if let Some(m) = &spec.medium {
+            crate::medium::driver::build(
+                m,
+                &mut core,
+                &mut radio_profiles,
+                spec.energy_policy,
+                &streams,
+            );
+        }
         let mut sim = Simulation {
             spec: spec.clone(),
             seed,
@@ -294,10 +303,11 @@ impl Simulation {
             Event::BatteryCheck(n) => self.battery_check(n),
             Event::Sample => self.sample(),
             Event::Stop => {}
+            Event::Medium(ev) => self.medium_event(ev),
         }
     }
 
-    fn receive(&mut self, node: NodeId, frame: crate::frame::Frame) {
+    pub(crate) fn receive(&mut self, node: NodeId, frame: crate::frame::Frame) {
         if frame.dst.node != node {
             self.core.nodes[node as usize].forwarded += 1;
             self.core.forward(node, frame);
@@ -342,7 +352,7 @@ impl Simulation {
     }
 
     /// Run one agent callback with its context, then settle what it left.
-    fn dispatch(&mut self, a: AgentIndex, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) {
+    pub(crate) fn dispatch(&mut self, a: AgentIndex, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) {
         let ep = &mut self.endpoints[a as usize];
         if !self.core.nodes[ep.addr.node as usize].alive() {
             return;

@@ -22,6 +22,9 @@ pub struct Spec {
     /// Hard stop; `None` runs until every measured flow has finished.
     pub stop: Option<Duration>,
     pub output: OutputSpec,
+    /// The shared wireless medium (`[medium]`), replacing point-to-point
+    /// links between the nodes it covers.
+    pub medium: Option<crate::medium::MediumSpec>,
 }
 
 #[derive(Clone, Debug, Default)]

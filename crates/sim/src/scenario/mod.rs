@@ -7,6 +7,7 @@
 //! error names the key and the reason.
 
 mod loss;
+mod medium;
 mod parse;
 pub(crate) mod reader;
 pub(crate) mod topology;
@@ -21,6 +22,7 @@ use toml::{Table, Value};
 use crate::spec::Spec;
 
 pub use loss::MODELS as LOSS_MODELS;
+pub use medium::KINDS as MEDIUM_TOPOLOGIES;
 pub use topology::KINDS as TOPOLOGIES;
 
 /// A scenario key and what is wrong with it.

@@ -23,11 +23,20 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
     if stop.is_some_and(|d| d.0 == 0) {
         return Err(root.error("stop", "must be positive"));
     }
-    let Topology {
-        names,
-        links,
-        default_flows,
-    } = topology(&root, dir)?;
+    let (
+        Topology {
+            names,
+            links,
+            default_flows,
+        },
+        medium,
+    ) = match root.table("medium")? {
+        Some(m) => {
+            let (t, spec) = super::medium::topology(&root, &m)?;
+            (t, Some(spec))
+        }
+        None => (topology(&root, dir)?, None),
+    };
     let mut nodes: Vec<NodeSpec> = names
         .iter()
         .map(|n| NodeSpec {
@@ -49,6 +58,7 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
         energy_policy,
         stop,
         output,
+        medium,
     };
     check_routes(&spec)?;
     check_termination(&spec, table.contains_key("flows"))?;
@@ -295,6 +305,11 @@ fn app(r: &Reader) -> Result<AppSpec> {
 fn check_routes(spec: &Spec) -> Result<()> {
     let n = spec.nodes.len();
     let mut adj = vec![Vec::new(); n];
+    if let Some(m) = &spec.medium {
+        for (a, list) in m.adjacency().into_iter().enumerate() {
+            adj[a].extend(list.into_iter().map(|b| b as usize));
+        }
+    }
     for l in &spec.links {
         adj[l.a as usize].push(l.b as usize);
         adj[l.b as usize].push(l.a as usize);

@@ -1,0 +1,268 @@
+//! A shared wireless medium: nodes with positions, one radio each, a packet
+//! error rate per pair from distance, carrier sense and interference
+//! ranges, collisions at the receiver, overhearing, and an 802.11 CSMA/CA
+//! MAC (DCF, optional EDCA categories, RTS/CTS, TXOP bursts) or a TDMA MAC
+//! with collision-free pseudo-random slot schedules.
+//!
+//! The medium is a module of its own: the rest of the simulator reaches it
+//! through three hooks — [`crate::core::Core::forward`] hands it frames for
+//! nodes on the medium, [`crate::event::Event::Medium`] carries its events,
+//! and [`crate::ctx::Ctx`] asks it for routes and per-neighbour statistics.
+//! See `docs/scenarios.md` (`[medium]`) for the model and its keys.
+
+pub mod csma;
+pub mod driver;
+pub mod dynamics;
+pub mod phy;
+pub mod routing;
+pub mod tdma;
+
+use joulenet_channel::radio::RadioProfile;
+use joulenet_proto::{Duration, NodeId};
+use serde::Serialize;
+
+pub use csma::Medium;
+pub use dynamics::{Fading, Mobility, Outage};
+pub use phy::Phy;
+
+/// MAC-level broadcast address.
+pub const BROADCAST: NodeId = u32::MAX;
+
+/// The largest number of nodes on one medium (per-pair tables are n²).
+pub const MAX_NODES: usize = 1000;
+
+/// Events of the medium, carried by [`crate::event::Event::Medium`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MediumEvent {
+    /// An on-air transmission ends.
+    TxEnd(u32),
+    /// A station's backoff expires (stale if `gen` moved on).
+    Access {
+        node: u32,
+        ac: u8,
+        gen: u32,
+    },
+    /// A station gives up waiting for an ACK or CTS.
+    Timeout {
+        node: u32,
+        gen: u32,
+    },
+    /// A station sends its response (ACK, CTS, data after CTS, next frame
+    /// of a TXOP) one SIFS after what it answers.
+    Respond {
+        node: u32,
+        gen: u32,
+    },
+    /// A station's NAV may have expired.
+    NavEnd {
+        node: u32,
+    },
+    /// An outage (index into `MediumSpec::outages`) begins or ends.
+    NodeDown {
+        outage: u32,
+    },
+    NodeUp {
+        outage: u32,
+    },
+    /// Mobile nodes' positions are brought up to date.
+    Move,
+    /// Periodic link-state route update.
+    RouteUpdate,
+    /// TDMA slot `index`: 0 wakes the slot's radios, 1 sends, 2 ends it.
+    Slot {
+        index: u32,
+        phase: u8,
+    },
+}
+
+/// Packet error rate as a function of distance.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Reception {
+    /// Every frame within range is received (ns-2's threshold model).
+    Disc,
+    /// Log-distance path loss: the SNR at distance d is
+    /// `snr_at_range + 10 · exponent · log10(range / d)` dB, and a
+    /// 1000-byte frame is lost with probability
+    /// `1 / (1 + exp((snr − snr50) / width))`.
+    LogDistance {
+        exponent: f64,
+        snr_at_range_db: f64,
+        snr50_db: f64,
+        width_db: f64,
+    },
+}
+
+impl Reception {
+    /// PER of a 1000-byte frame at distance `d` (1 beyond `range`).
+    pub fn per(&self, d: f64, range: f64) -> f64 {
+        self.per_with_loss(d, range, 0.0)
+    }
+
+    /// PER with `extra_db` more path loss (a link's bad state).
+    pub fn per_with_loss(&self, d: f64, range: f64, extra_db: f64) -> f64 {
+        if d > range {
+            return 1.0;
+        }
+        match *self {
+            Reception::Disc => 0.0,
+            Reception::LogDistance {
+                exponent,
+                snr_at_range_db,
+                snr50_db,
+                width_db,
+            } => {
+                let snr =
+                    snr_at_range_db + 10.0 * exponent * (range / d.max(1e-3)).log10() - extra_db;
+                1.0 / (1.0 + ((snr - snr50_db) / width_db).exp())
+            }
+        }
+    }
+}
+
+/// The medium access control.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mac {
+    Csma,
+    Tdma,
+}
+
+/// Route metric of the static shortest-path routing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Metric {
+    Hops,
+    /// Expected transmission count from the model's PER, both directions.
+    Etx,
+}
+
+/// Which next hop routing names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// Shortest path on the current graph (recomputed when it changes).
+    Static,
+    /// As `Static`, but when no end-to-end path exists, the next hop on the
+    /// path of the complete network (if that neighbour is up): frames move
+    /// as far as they can and wait at the edge of a partition.
+    Dtn,
+    /// JAVeLEN-style link state: every node's view is refreshed only every
+    /// `interval` (stale in between: failures, recoveries and moves are
+    /// learnt at the next update), with ETX weights from the measured
+    /// per-neighbour delivery ratios where a link has carried at least
+    /// `min_samples` frames (inaccurate with few samples), else from the
+    /// model. The update messages themselves are not put on the air.
+    LinkState {
+        interval: Duration,
+        min_samples: u64,
+    },
+}
+
+/// The validated `[medium]` table and node positions.
+#[derive(Clone, Debug)]
+pub struct MediumSpec {
+    /// Position of every node in metres.
+    pub positions: Vec<(f64, f64)>,
+    pub range: f64,
+    pub cs_range: f64,
+    pub interference_range: f64,
+    pub reception: Reception,
+    /// Explicit PER per (a, b) pair, both directions; 1 removes the link.
+    pub per_overrides: Vec<(NodeId, NodeId, f64)>,
+    pub phy: Phy,
+    pub mac: Mac,
+    /// Retransmissions after the first attempt; 0 disables link ARQ.
+    pub retry_limit: u8,
+    /// Frames whose network packet exceeds this use RTS/CTS.
+    pub rts_threshold: Option<u32>,
+    pub queue_limit: usize,
+    /// Four EDCA access categories instead of plain DCF.
+    pub edca: bool,
+    pub txop: Duration,
+    pub radio: RadioProfile,
+    pub metric: Metric,
+    pub routing: Routing,
+    pub outages: Vec<Outage>,
+    pub fading: Option<Fading>,
+    pub mobility: Option<Mobility>,
+}
+
+impl MediumSpec {
+    pub fn distance(&self, a: usize, b: usize) -> f64 {
+        let (pa, pb) = (self.positions[a], self.positions[b]);
+        ((pa.0 - pb.0).powi(2) + (pa.1 - pb.1).powi(2)).sqrt()
+    }
+
+    /// PER of a 1000-byte frame for every ordered pair, row-major.
+    pub fn per_matrix(&self) -> Vec<f32> {
+        self.per_matrix_with_loss(0.0)
+    }
+
+    /// The same with `extra_db` more path loss (for the bad state).
+    pub fn per_matrix_with_loss(&self, extra_db: f64) -> Vec<f32> {
+        let n = self.positions.len();
+        let mut per = vec![1.0f32; n * n];
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    per[a * n + b] =
+                        self.reception
+                            .per_with_loss(self.distance(a, b), self.range, extra_db)
+                            as f32;
+                }
+            }
+        }
+        for &(a, b, p) in &self.per_overrides {
+            let (a, b) = (a as usize, b as usize);
+            per[a * n + b] = p as f32;
+            per[b * n + a] = p as f32;
+        }
+        per
+    }
+
+    /// Neighbours (PER < 1) of every node.
+    pub fn adjacency(&self) -> Vec<Vec<NodeId>> {
+        let n = self.positions.len();
+        let per = self.per_matrix();
+        (0..n)
+            .map(|a| {
+                (0..n)
+                    .filter(|&b| b != a && per[a * n + b] < 1.0)
+                    .map(|b| b as NodeId)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// What happened on the medium, for results.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MediumStats {
+    /// Data frames put on the air, first attempts and retransmissions.
+    pub data_tx: u64,
+    pub retransmissions: u64,
+    pub acks_tx: u64,
+    pub rts_tx: u64,
+    pub cts_tx: u64,
+    /// Data frames delivered to their next hop (duplicates excluded).
+    pub data_delivered: u64,
+    /// Data receptions at the intended receiver spoiled by an overlapping
+    /// transmission (or by the receiver transmitting).
+    pub data_collisions: u64,
+    /// Any frame at its intended receiver spoiled by overlap (RTS, CTS and
+    /// ACK included).
+    pub collisions: u64,
+    /// Frames at their intended receiver lost to the channel's PER.
+    pub channel_losses: u64,
+    /// Frames given up after the retry limit.
+    pub retry_drops: u64,
+    /// EDCA: two categories of one station won the same slot; the lower
+    /// one backed off as after a collision.
+    pub internal_collisions: u64,
+    pub queue_drops: u64,
+    /// Duplicates (a lost ACK made the sender repeat) filtered by sequence
+    /// number.
+    pub duplicates: u64,
+    /// Frames overheard and handed to agents in promiscuous mode.
+    pub overheard: u64,
+    pub broadcasts: u64,
+    /// Seconds each node's radio spent transmitting, per node.
+    pub tx_airtime_s: Vec<f64>,
+}

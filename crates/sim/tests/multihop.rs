@@ -1,0 +1,584 @@
+//! The shared wireless medium and its 802.11 MAC against independent
+//! references: Bianchi's DCF saturation model, hidden terminals and RTS/CTS,
+//! TCP over a multi-hop chain, energy as power integrated over time, and
+//! determinism.
+
+mod common;
+
+use common::{run_seed, scenario};
+use joulenet_sim::{ParamPoint, RunResult};
+
+fn run(text: &str) -> RunResult {
+    run_seed(text, 1)
+}
+
+/// Bianchi (2000), "Performance analysis of the IEEE 802.11 distributed
+/// coordination function", eqs. (7), (9), (13): saturation throughput in
+/// bit/s of `n` stations, window W, m backoff stages, slot σ, durations of a
+/// success Ts and a collision Tc, payload P bits.
+fn bianchi(n: usize, w: f64, m: i32, sigma: f64, ts: f64, tc: f64, payload: f64) -> f64 {
+    let mut tau: f64 = 0.1;
+    for _ in 0..10_000 {
+        let p = 1.0 - (1.0 - tau).powi(n as i32 - 1);
+        let t = 2.0 * (1.0 - 2.0 * p)
+            / ((1.0 - 2.0 * p) * (w + 1.0) + p * w * (1.0 - (2.0 * p).powi(m)));
+        tau = 0.5 * tau + 0.5 * t;
+    }
+    let ptr = 1.0 - (1.0 - tau).powi(n as i32);
+    let ps = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / ptr;
+    ps * ptr * payload / ((1.0 - ptr) * sigma + ptr * ps * ts + ptr * (1.0 - ps) * tc)
+}
+
+/// n saturated 802.11b stations around one receiver: aggregate goodput
+/// within 10% of Bianchi's model. Timings written out here from the
+/// standard (not taken from the simulator): 1000-byte UDP payloads in a
+/// 1064-byte PSDU (IP 20 + UDP 8 + MAC header/FCS 28 + LLC 8) at 11 Mbit/s
+/// after a 192 µs long PLCP; ACK 14 bytes at 2 Mbit/s; SIFS 10, DIFS 50,
+/// slot 20 µs; CW 31..1023 (W = 32, m = 5). A collision costs the frame plus
+/// EIFS = SIFS + ACK + DIFS, as a success does.
+#[test]
+fn dcf_saturation_throughput_matches_bianchi() {
+    let t_data = 192e-6 + 1064.0 * 8.0 / 11e6;
+    let t_ack = 192e-6 + 14.0 * 8.0 / 2e6;
+    let ts = t_data + 10e-6 + t_ack + 50e-6;
+    let tc = ts;
+    for n in [1usize, 5, 10] {
+        let r = run(&format!(
+            r#"
+stop = "10s"
+[topology]
+kind = "cells"
+stations = {n}
+radius = 30
+[medium]
+standard = "802.11b"
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "8Mbps"
+message = 1000
+"#
+        ));
+        let measured: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+        let model = bianchi(n, 32.0, 5, 20e-6, ts, tc, 8000.0);
+        let ratio = measured / model;
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "n = {n}: {measured:.0} bit/s vs Bianchi {model:.0} bit/s"
+        );
+        let m = r.medium.as_ref().unwrap();
+        if n == 1 {
+            assert_eq!(m.data_collisions, 0);
+        } else {
+            assert!(m.data_collisions > 0, "n = {n}: no collisions");
+        }
+    }
+}
+
+fn hidden_pair(rts: &str) -> RunResult {
+    run(&format!(
+        r#"
+stop = "10s"
+[topology]
+kind = "explicit"
+positions = [[0, 0], [200, 0], [400, 0]]
+names = ["a", "b", "c"]
+[medium]
+range = 250
+carrier_sense_range = 250
+interference_range = 250
+rts_threshold = {rts}
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "6Mbps"
+to = "b"
+[[flows]]
+from = "a"
+[[flows]]
+from = "c"
+"#
+    ))
+}
+
+/// a and c cannot sense each other but both reach b: their data frames
+/// collide at b. RTS/CTS (every frame) removes almost all data collisions.
+#[test]
+fn hidden_terminals_collide_and_rts_cts_removes_it() {
+    let basic = hidden_pair("false");
+    let rts = hidden_pair("0");
+    let (mb, mr) = (basic.medium.unwrap(), rts.medium.unwrap());
+    assert!(
+        mb.data_collisions * 10 > mb.data_tx,
+        "basic access: only {} of {} data frames collided",
+        mb.data_collisions,
+        mb.data_tx
+    );
+    assert_eq!(mb.rts_tx, 0);
+    assert!(mr.rts_tx > 0 && mr.cts_tx > 0);
+    assert!(
+        mr.data_collisions * 20 < mb.data_collisions,
+        "RTS/CTS: {} data collisions vs {} without",
+        mr.data_collisions,
+        mb.data_collisions
+    );
+    for f in basic.flows.iter().chain(&rts.flows) {
+        assert!(f.goodput_bps > 1e6, "{}: starved", f.label);
+    }
+}
+
+/// With carrier sense covering every pair, no data collision is left to
+/// hidden terminals: one receiver, stations all in range, only same-slot
+/// collisions remain, and a single sender sees none.
+#[test]
+fn a_single_sender_never_collides() {
+    let r = run(r#"
+stop = "5s"
+[topology]
+kind = "chain"
+hops = 1
+[medium]
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "8Mbps"
+"#);
+    let m = r.medium.unwrap();
+    assert_eq!(m.collisions, 0);
+    assert_eq!(m.retransmissions, 0);
+    assert!(m.data_delivered > 1000);
+}
+
+fn chain(hops: u32) -> RunResult {
+    run(&format!(
+        r#"
+stop = "20s"
+[topology]
+kind = "chain"
+hops = {hops}
+spacing = 200
+[medium]
+standard = "802.11b"
+range = 250
+carrier_sense_range = 550
+[flow]
+protocol = "newreno"
+app = "backlogged"
+tcp = {{ mss = 1000 }}
+"#
+    ))
+}
+
+/// TCP NewReno over an 802.11b chain (200 m spacing, 250 m range, 550 m
+/// carrier sense): 4–6 Mbit/s over one hop and goodput falling with the
+/// hop count as intra-flow contention and hidden terminals set in.
+#[test]
+fn newreno_goodput_falls_along_an_80211b_chain() {
+    let g: Vec<f64> = (1..=7).map(|h| chain(h).flows[0].goodput_bps).collect();
+    let mbps: Vec<String> = g.iter().map(|x| format!("{:.2}", x / 1e6)).collect();
+    assert!((4e6..=6e6).contains(&g[0]), "1 hop: {mbps:?}");
+    for h in 1..4 {
+        assert!(g[h] < g[h - 1], "not falling at {} hops: {mbps:?}", h + 1);
+    }
+    for (h, &x) in g.iter().enumerate().skip(4) {
+        assert!(x < g[2] && x > 0.0, "{} hops: {mbps:?}", h + 1);
+    }
+    assert!(g[6] < g[3] && g[6] < g[0] / 4.0, "{mbps:?}");
+}
+
+/// Every radio on the medium: energy = Σ power × time in each state, the
+/// states fill the run, and the transmit time is the airtime the MAC put on
+/// the medium. Overhearing nodes are charged for reception.
+#[test]
+fn medium_energy_is_power_integrated_over_time() {
+    let r = run(r#"
+stop = "5s"
+[topology]
+kind = "chain"
+hops = 3
+[medium]
+radio = { tx = "1.65W", rx = "1.4W", idle = "1.2W", sleep = "0.05W" }
+[flow]
+protocol = "newreno"
+app = "backlogged"
+"#);
+    let m = r.medium.as_ref().unwrap();
+    let duration = r.summary.duration_s;
+    for n in &r.nodes {
+        let sum = n.tx_s + n.rx_s + n.idle_s;
+        assert!(
+            (sum - duration).abs() < 1e-6,
+            "{}: {sum} s of {duration}",
+            n.name
+        );
+        let e = 1.65 * n.tx_s + 1.4 * n.rx_s + 1.2 * n.idle_s;
+        assert!(
+            (e - n.energy_j).abs() < 1e-6,
+            "{}: {e} vs {}",
+            n.name,
+            n.energy_j
+        );
+        let airtime = m.tx_airtime_s[n.node as usize];
+        // Equal but for a frame still on the air at the stop time.
+        let cut = airtime - n.tx_s;
+        assert!(
+            (-1e-9..2e-3).contains(&cut),
+            "{}: {airtime} vs {}",
+            n.name,
+            n.tx_s
+        );
+        assert!(n.tx_s > 0.0 && n.rx_s > 0.0, "{}", n.name);
+    }
+    // Node 0 receives (ACKs, overheard forwards) and the end nodes idle more.
+    assert!(m.overheard > 0);
+    let total: f64 = r.nodes.iter().map(|n| n.energy_j).sum();
+    assert!((total - r.summary.energy_j).abs() < 1e-6);
+}
+
+/// Same scenario and seed, same results; another seed, other results.
+#[test]
+fn medium_runs_are_deterministic() {
+    let text = r#"
+stop = "3s"
+[topology]
+kind = "random"
+nodes = 12
+field = [400, 400]
+seed = 7
+[medium]
+reception = "log_distance"
+[flow]
+protocol = "newreno"
+app = "backlogged"
+[[flows]]
+from = 0
+to = 11
+[[flows]]
+from = 3
+to = 8
+"#;
+    let json = |seed| {
+        let s = scenario(text);
+        let r = joulenet_sim::run(&s, &ParamPoint::new(), seed, &mut |_| {}).unwrap();
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["summary"]["events"] = serde_json::Value::Null;
+        (v.to_string(), r)
+    };
+    let (a, ra) = json(5);
+    let (b, _) = json(5);
+    let (c, _) = json(6);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert!(ra.flows.iter().all(|f| f.bytes_delivered > 0));
+}
+
+/// A TXOP lets one saturated sender send back to back (SIFS apart) instead
+/// of contending for every frame: more goodput than plain DCF.
+#[test]
+fn txop_bursts_raise_single_sender_goodput() {
+    let goodput = |txop: &str| {
+        run(&format!(
+            r#"
+stop = "5s"
+[topology]
+kind = "chain"
+hops = 1
+[medium]
+standard = "802.11g-54"
+txop = "{txop}"
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "60Mbps"
+"#
+        ))
+        .flows[0]
+            .goodput_bps
+    };
+    let (plain, burst) = (goodput("0us"), goodput("8160us"));
+    assert!(burst > 1.15 * plain, "txop {burst:.0} vs dcf {plain:.0}");
+}
+
+fn grid_flow(outage: &str) -> RunResult {
+    run(&format!(
+        r#"
+stop = "20s"
+[topology]
+kind = "grid"
+rows = 2
+cols = 3
+spacing = 200
+[medium]
+range = 250
+{outage}
+[flow]
+protocol = "newreno"
+app = "backlogged"
+"#
+    ))
+}
+
+/// A 2 × 3 grid offers two disjoint paths between opposite corners. When a
+/// node of the first fails, routes move to the other and the flow goes on;
+/// the failed node's radio is off (no energy but the off power) meanwhile.
+#[test]
+fn routes_follow_a_node_failure() {
+    let healthy = grid_flow("");
+    let failed = grid_flow(
+        r#"[[medium.outages]]
+node = 1
+start = "2s"
+duration = "100s""#,
+    );
+    let (h, f) = (&healthy.flows[0], &failed.flows[0]);
+    assert!(
+        f.goodput_bps > 0.6 * h.goodput_bps,
+        "{} vs {}",
+        f.goodput_bps,
+        h.goodput_bps
+    );
+    let n1 = &failed.nodes[1];
+    // Awake until the failure at 2 s (plus the frame then on the air).
+    assert!((n1.tx_s + n1.rx_s + n1.idle_s - 2.0).abs() < 2e-3, "{n1:?}");
+}
+
+/// The Hop paper's alternating outages of the 3rd and 5th node of a 7-hop
+/// path: the flow stalls during each and resumes after; each node is off
+/// exactly as long as scheduled.
+#[test]
+fn scheduled_partitions_alternate() {
+    let r = run(r#"
+stop = "60s"
+[topology]
+kind = "chain"
+hops = 7
+[medium]
+routing = "dtn"
+[[medium.outages]]
+node = 3
+start = "10s"
+duration = "5s"
+period = "20s"
+[[medium.outages]]
+node = 5
+start = "20s"
+duration = "5s"
+period = "20s"
+[flow]
+protocol = "newreno"
+app = "backlogged"
+"#);
+    let awake = |n: usize| r.nodes[n].tx_s + r.nodes[n].rx_s + r.nodes[n].idle_s;
+    // Node 3 is off 3 × 5 s, node 5 2 × 5 s (its third outage would start
+    // at the stop time); each recovery takes the radio's 200 ms off-to-on
+    // transition. (Tolerance: a frame on the air when the node fails.)
+    assert!((awake(3) - 44.4).abs() < 2e-3, "node 3 awake {}", awake(3));
+    assert!((awake(5) - 49.6).abs() < 2e-3, "node 5 awake {}", awake(5));
+    assert!((awake(4) - 60.0).abs() < 1e-6);
+    assert!(r.flows[0].bytes_delivered > 500_000);
+}
+
+/// Good/bad path-loss states per link (the JTP paper's channel: bad 10% of
+/// the time, mean bad period 3 s): a light CBR flow over a link that the bad
+/// state cuts delivers about 90% of its data.
+#[test]
+fn link_states_alternate_good_and_bad() {
+    let r = run(r#"
+stop = "1200s"
+[topology]
+kind = "chain"
+hops = 1
+spacing = 50
+[medium]
+range = 250
+reception = { exponent = 3, snr_at_range_db = 3, snr50_db = 4, width_db = 1 }
+fading = { mean_good = "27s", mean_bad = "3s", extra_loss_db = 40 }
+queue = 5
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "400kbps"
+"#);
+    let f = &r.flows[0];
+    let sent = 400_000.0 / 8.0 * 1200.0;
+    let ratio = f.bytes_delivered as f64 / sent;
+    assert!((0.84..=0.96).contains(&ratio), "delivered {ratio:.3}");
+}
+
+/// Random-waypoint mobility with fading and DTN routing: runs, delivers,
+/// and is a pure function of (scenario, seed).
+#[test]
+fn random_waypoint_mesh_is_deterministic() {
+    let text = r#"
+stop = "60s"
+[topology]
+kind = "random"
+nodes = 20
+field = [90, 90]
+seed = 2
+[medium]
+range = 40
+reception = "log_distance"
+routing = "dtn"
+fading = {}
+mobility = { speed = 5, pause = "10s" }
+[flow]
+protocol = "newreno"
+app = "backlogged"
+"#;
+    let a = run(text);
+    let b = run(text);
+    assert_eq!(
+        serde_json::to_string(&a.flows).unwrap(),
+        serde_json::to_string(&b.flows).unwrap()
+    );
+    assert!(a.flows[0].bytes_delivered > 0);
+}
+
+/// Bad `[medium]` and positioned-topology input is rejected with an error
+/// naming the key, never a panic.
+#[test]
+fn medium_errors_name_the_key() {
+    let cases: &[(&str, &str)] = &[
+        ("[medium]\nmac = \"aloha\"", "medium.mac"),
+        ("[medium]\nstandard = \"802.11n\"", "medium.standard"),
+        ("[medium]\nrang = 100", "medium.rang"),
+        ("[medium]\nrange = -5", "medium.range"),
+        (
+            "[medium]\nrange = 100\ninterference_range = 50",
+            "medium.interference_range",
+        ),
+        ("[medium]\nrate = \"0bps\"", "medium.rate"),
+        ("[medium]\nfading = {}", "medium.fading"),
+        (
+            "[medium]\nreception = { exponent = -1 }",
+            "medium.reception.exponent",
+        ),
+        ("[medium]\nrouting = \"aodv\"", "medium.routing"),
+        (
+            "[medium]\n[[medium.outages]]\nnode = 9\nduration = \"1s\"",
+            "medium.outages[0].node",
+        ),
+        (
+            "[medium]\n[[medium.outages]]\nnode = 1\nduration = \"2s\"\nperiod = \"1s\"",
+            "medium.outages[0].period",
+        ),
+        (
+            "[medium]\n[[medium.links]]\na = 0\nb = 1\nper = 2",
+            "medium.links[0].per",
+        ),
+        (
+            "[medium]\nmobility = { speed = 0 }",
+            "medium.mobility.speed",
+        ),
+        (
+            "[medium]\nmobility = { nodes = [\"x\"] }",
+            "medium.mobility.nodes[0].node",
+        ),
+        ("[topology]\nkind = \"ring\"\n[medium]", "topology.kind"),
+        ("[topology]\nkind = \"chain\"\n[medium]", "topology.hops"),
+        (
+            "[topology]\nkind = \"grid\"\nrows = 1\ncols = 1\n[medium]",
+            "topology.cols",
+        ),
+        (
+            "[topology]\nkind = \"explicit\"\npositions = [[0, 0]]\n[medium]",
+            "topology.positions",
+        ),
+        (
+            "[topology]\nkind = \"explicit\"\npositions = [[0, 0], [1]]\n[medium]",
+            "topology.positions",
+        ),
+        (
+            "[topology]\nkind = \"random\"\nnodes = 5\nfield = [100000, 100000]\n[medium]",
+            "topology.field",
+        ),
+        (
+            "[topology]\nkind = \"explicit\"\npositions = [[0, 0], [1000, 0]]\n[medium]",
+            "flows[0].to",
+        ),
+    ];
+    for (body, key) in cases {
+        let text = if body.contains("[topology]") {
+            format!("stop = \"1s\"\n{body}")
+        } else {
+            format!("stop = \"1s\"\n[topology]\nkind = \"chain\"\nhops = 2\n{body}")
+        };
+        let e = joulenet_sim::Scenario::parse_str(&text, "t", ".".into())
+            .and_then(|s| s.spec(&ParamPoint::new()).map(|_| ()))
+            .expect_err(body);
+        assert_eq!(e.key, *key, "{body}: {e}");
+    }
+}
+
+/// Link-state routing learns of a failure only at its next periodic update:
+/// the flow stalls until then (stale view), then goes around the failed
+/// node; instant static routing never stalls.
+#[test]
+fn link_state_views_are_stale_until_the_next_update() {
+    let outage = r#"[[medium.outages]]
+node = 1
+start = "2s"
+duration = "100s""#;
+    let instant = grid_flow(outage);
+    let ls = grid_flow(&format!(
+        "routing = \"link_state\"\nrouting_interval = \"6s\"\n{outage}"
+    ));
+    let (i, l) = (instant.flows[0].goodput_bps, ls.flows[0].goodput_bps);
+    assert!(l < 0.9 * i, "link state {l:.0} vs instant {i:.0}");
+    assert!(l > 0.3 * i, "link state {l:.0} vs instant {i:.0}");
+}
+
+fn tdma_chain(extra: &str) -> RunResult {
+    run(&format!(
+        r#"
+stop = "10s"
+[topology]
+kind = "chain"
+hops = 4
+[medium]
+mac = "tdma"
+{extra}
+[flow]
+protocol = "newreno"
+app = "backlogged"
+"#
+    ))
+}
+
+/// TDMA: the pseudo-random schedule is collision-free (none at all, hidden
+/// terminals included), radios sleep outside their slots, and link ARQ
+/// retries lost frames in later slots up to the attempt limit.
+#[test]
+fn tdma_has_no_collisions_and_sleeps_between_slots() {
+    let r = tdma_chain("");
+    let m = r.medium.as_ref().unwrap();
+    assert_eq!(m.collisions, 0);
+    assert_eq!(m.data_collisions, 0);
+    assert!(r.flows[0].goodput_bps > 100e3, "{}", r.flows[0].goodput_bps);
+    for n in &r.nodes {
+        assert!(
+            n.sleep_s > 0.4 * r.summary.duration_s,
+            "{}: {}",
+            n.name,
+            n.sleep_s
+        );
+        let sum = n.tx_s + n.rx_s + n.idle_s + n.sleep_s;
+        assert!(sum <= r.summary.duration_s + 1e-6);
+    }
+    let csma = chain(4);
+    let (e_tdma, e_csma) = (r.summary.energy_j, csma.summary.energy_j * 0.5);
+    assert!(
+        e_tdma < e_csma,
+        "tdma {e_tdma} J vs csma {e_csma} J per 10 s"
+    );
+
+    let lossy = "[[medium.links]]\na = 1\nb = 2\nper = 0.3";
+    let arq = tdma_chain(&format!("retry_limit = 7\n{lossy}"));
+    let none = tdma_chain(&format!("retry_limit = 0\n{lossy}"));
+    let (ma, mn) = (arq.medium.unwrap(), none.medium.unwrap());
+    assert!(ma.retransmissions > 0 && ma.channel_losses > 0);
+    assert_eq!(mn.retransmissions, 0);
+    assert_eq!(mn.acks_tx, 0);
+    assert!(arq.flows[0].goodput_bps > none.flows[0].goodput_bps);
+}
