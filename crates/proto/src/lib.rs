@@ -20,5 +20,6 @@ pub use net::{
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub mod cc;
+pub mod rcp;
 pub mod tcp;
 pub mod udp;

@@ -26,13 +26,13 @@
 mod agent;
 mod config;
 mod handshake;
-mod reassembly;
+pub(crate) mod reassembly;
 mod receiver;
-mod rtt;
+pub(crate) mod rtt;
 mod scoreboard;
 mod send_buffer;
 mod sender;
-mod seq;
+pub(crate) mod seq;
 
 pub use agent::{TcpAgent, TcpState};
 pub use config::{DelayedAck, ParseVariantError, TcpConfig, TcpVariant};
