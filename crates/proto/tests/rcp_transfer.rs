@@ -119,7 +119,11 @@ fn every_hole_uses_the_same_threshold_and_lost_retransmissions_need_no_timeout()
     assert!(p.run_until_closed(LIMIT));
     p.assert_complete();
     let r = &p.agents[RECEIVER];
-    assert_eq!(r.stats().timeouts, 0, "no timeout for a lost retransmission");
+    assert_eq!(
+        r.stats().timeouts,
+        0,
+        "no timeout for a lost retransmission"
+    );
 }
 
 #[test]
@@ -242,7 +246,9 @@ fn pull_sends_exactly_the_block_and_cumulative_only_new_data() {
     let sent = inject(&mut p, req(0, data_seq(high + 3 * MSS), 0, &[lost, b]));
     let data: Vec<_> = sent.iter().filter(|e| e.1 > 0).collect();
     assert!(!data.is_empty());
-    assert!(data.iter().all(|e| e.0.wrapping_sub(isn) as u64 > high - MSS));
+    assert!(data
+        .iter()
+        .all(|e| e.0.wrapping_sub(isn) as u64 > high - MSS));
 }
 
 #[test]
@@ -265,8 +271,15 @@ fn eln_recovers_wireless_losses_without_cutting_the_window() {
     assert!(p.run_until_closed(LIMIT));
     p.assert_complete();
     assert_eq!(g(&p, "eln_recoveries"), 7);
-    assert_eq!(p.agents[RECEIVER].stats().fast_recoveries, 0, "no window cut");
-    assert_eq!(p.agents[RECEIVER].gauge("ssthresh"), Some((1u64 << 53) as f64));
+    assert_eq!(
+        p.agents[RECEIVER].stats().fast_recoveries,
+        0,
+        "no window cut"
+    );
+    assert_eq!(
+        p.agents[RECEIVER].gauge("ssthresh"),
+        Some((1u64 << 53) as f64)
+    );
 }
 
 #[test]
@@ -289,7 +302,10 @@ fn power_save_sleeps_while_the_channel_is_bad_and_resumes_from_the_holes() {
     }
     // Steps alternate between waking for a beacon and falling asleep.
     assert!(asleep >= 99, "{asleep}");
-    assert!(p.hosts[RECEIVER].received < got + 200_000, "little moves while asleep");
+    assert!(
+        p.hosts[RECEIVER].received < got + 200_000,
+        "little moves while asleep"
+    );
     p.hosts[RECEIVER].loss_estimate = Some(0.0);
     assert!(p.run_until_closed(LIMIT));
     p.assert_complete();

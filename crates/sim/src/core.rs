@@ -58,6 +58,9 @@ pub struct Core {
     pub loopback: VecDeque<Frame>,
     pool: Vec<Vec<u8>>,
     pub capture: Option<Capture>,
+    /// Explicit loss notification (`crate::link_hooks`): frames lost on a
+    /// wireless last hop, kept until their would-be arrival time.
+    pub eln: crate::link_hooks::ElnReports,
 }
 
 const POOL_LIMIT: usize = 4096;
@@ -84,6 +87,7 @@ impl Core {
             loopback: VecDeque::new(),
             pool: Vec::new(),
             capture: None,
+            eln: Default::default(),
         };
         core.compute_routes();
         core
@@ -226,7 +230,18 @@ impl Core {
             }
             None => {
                 link.counters.frames_lost += 1;
-                self.recycle(frame.packet);
+                let to_radio = link.to_radio;
+                let arrive = exchange.done_at + link.params.delay;
+                let reported = link.wireless
+                    && link.to == frame.dst.node
+                    && self.radio_usable(to_radio, arrive)
+                    && self.eln.wants(frame.dst);
+                if reported {
+                    self.eln.push(arrive, frame);
+                    self.queue.push(arrive, Event::Corrupted);
+                } else {
+                    self.recycle(frame.packet);
+                }
             }
         }
     }

@@ -35,6 +35,9 @@ pub enum Event {
     Sample,
     /// The scenario's hard stop.
     Stop,
+    /// A frame lost on a wireless hop reaches its destination's link layer
+    /// corrupted, and is reported for explicit loss notification.
+    Corrupted,
 }
 
 #[derive(Copy, Clone, Debug)]

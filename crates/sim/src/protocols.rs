@@ -13,6 +13,7 @@ use crate::scenario::reader::{Reader, Result};
 pub enum ProtocolSpec {
     Tcp(TcpConfig),
     Udp,
+    Rcp(joulenet_proto::rcp::RcpConfig),
 }
 
 /// Every protocol name a scenario accepts, with a one-line description.
@@ -41,6 +42,18 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "udp",
         "UDP: unreliable datagrams (cross traffic, constant rate)",
     ),
+    (
+        "rcp",
+        "RCP: receiver-centric TCP clone (REQ-DATA), NewReno at the receiver",
+    ),
+    (
+        "rcp-stp",
+        "RCP-STP: STP-like controller and batched requests at the receiver; same sender",
+    ),
+    (
+        "rcp-eln",
+        "RCP with explicit loss notification from the receiver's link layer",
+    ),
 ];
 
 impl ProtocolSpec {
@@ -48,6 +61,9 @@ impl ProtocolSpec {
     pub fn named(name: &str) -> Option<ProtocolSpec> {
         if name == "udp" {
             return Some(ProtocolSpec::Udp);
+        }
+        if let Some(c) = crate::protocols_rcp::named(name) {
+            return Some(ProtocolSpec::Rcp(c));
         }
         let variant: TcpVariant = name.parse().ok()?;
         Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
@@ -57,6 +73,15 @@ impl ProtocolSpec {
         match self {
             ProtocolSpec::Tcp(c) => c.variant.name(),
             ProtocolSpec::Udp => "udp",
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::name(c),
+        }
+    }
+
+    /// Link-layer services the flow's receiving agent subscribes to.
+    pub fn link_hooks(&self) -> crate::link_hooks::LinkHooks {
+        match self {
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::link_hooks(c),
+            _ => Default::default(),
         }
     }
 
@@ -79,6 +104,7 @@ impl ProtocolSpec {
                     return Err(flow.error("tcp", "TCP options given for a UDP flow"));
                 }
             }
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::configure(flow, c)?,
         }
         Ok(())
     }
@@ -95,6 +121,7 @@ impl ProtocolSpec {
                 Box::new(UdpSender::new(server)),
                 Box::new(UdpReceiver::new()),
             ),
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::agents(c, server),
         }
     }
 }

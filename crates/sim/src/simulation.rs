@@ -156,6 +156,11 @@ impl Simulation {
             if datagram {
                 sim.endpoints[si as usize].sink = Sink::datagram();
             }
+            let hooks = flow.protocol.link_hooks();
+            if hooks.eln {
+                core.eln.subscribe(server);
+            }
+            sim.endpoints[si as usize].hooks = hooks;
             if !flow.background {
                 sim.open += 2;
             }
@@ -273,6 +278,14 @@ impl Simulation {
             Event::BatteryCheck(n) => self.battery_check(n),
             Event::Sample => self.sample(),
             Event::Stop => {}
+            Event::Corrupted => {
+                if let Some(frame) = self.core.eln.pop() {
+                    if let Some(a) = self.core.agent_at(frame.dst) {
+                        self.dispatch(a, |agent, ctx| agent.on_overheard(ctx, &frame.packet));
+                    }
+                    self.core.recycle(frame.packet);
+                }
+            }
         }
     }
 
@@ -322,6 +335,9 @@ impl Simulation {
         let ep = &mut self.endpoints[a as usize];
         if !self.core.nodes[ep.addr.node as usize].alive() {
             return;
+        }
+        if ep.hooks.channel_state {
+            ep.hooks.channel_loss = crate::link_hooks::channel_state(&mut self.core, ep.addr.node);
         }
         let agent = self.agents[a as usize].as_mut();
         let mut ctx = Ctx {

@@ -267,7 +267,10 @@ mod tests {
             window: 512,
             ..RcpRepr::default()
         };
-        r.blocks[0] = RequestBlock { start: 1, end: 1461 };
+        r.blocks[0] = RequestBlock {
+            start: 1,
+            end: 1461,
+        };
         r.blocks[1] = RequestBlock {
             start: 0xffffff00,
             end: 0x10,

@@ -213,9 +213,7 @@ impl RcpReceiver {
 
     /// The highest data index we may request now (flow control).
     fn request_horizon(&self) -> u64 {
-        let mut hi = self
-            .limit
-            .min(self.rcv_nxt + self.cfg.recv_buffer as u64);
+        let mut hi = self.limit.min(self.rcv_nxt + self.cfg.recv_buffer as u64);
         if let Some(f) = self.fin_at {
             hi = hi.min(f);
         }
@@ -232,7 +230,9 @@ impl RcpReceiver {
         let cwnd = self.cc.window();
         // Holes first, each in pull mode.
         while self.reqs.flight() < cwnd {
-            let Some(seg) = self.reqs.first_lost() else { break };
+            let Some(seg) = self.reqs.first_lost() else {
+                break;
+            };
             self.reqs.rerequest(seg.start, now);
             self.send_request(net, Some((seg.start, seg.end)));
         }
@@ -421,7 +421,9 @@ impl RcpReceiver {
     }
 
     fn on_power_tick(&mut self, net: &mut dyn Net) {
-        let Some(ps) = self.cfg.power_save else { return };
+        let Some(ps) = self.cfg.power_save else {
+            return;
+        };
         if self.state != ReceiverState::Established {
             return;
         }
@@ -449,7 +451,9 @@ impl RcpReceiver {
     }
 
     fn on_beacon_end(&mut self, net: &mut dyn Net) {
-        let Some(ps) = self.cfg.power_save else { return };
+        let Some(ps) = self.cfg.power_save else {
+            return;
+        };
         if !self.sleeping || self.state != ReceiverState::Established {
             return;
         }
@@ -610,9 +614,7 @@ impl Agent for RcpReceiver {
             "flight" => Some(self.reqs.flight() as f64),
             "srtt_ms" => self.rtt.srtt().map(|d| d.as_millis_f64()),
             "rto_ms" => Some(self.rtt.rto().as_millis_f64()),
-            "rwnd" => {
-                Some(self.cfg.recv_buffer.saturating_sub(self.reasm.bytes()) as f64)
-            }
+            "rwnd" => Some(self.cfg.recv_buffer.saturating_sub(self.reasm.bytes()) as f64),
             "sleeping" => Some(self.sleeping as u8 as f64),
             "in_recovery" => Some(self.in_recovery as u8 as f64),
             "eln_recoveries" => Some(self.eln_recoveries as f64),

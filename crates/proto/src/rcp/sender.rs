@@ -228,13 +228,7 @@ impl RcpSender {
         let req = self.space.unwrap(r.seq, 1 + self.snd_nxt).saturating_sub(1);
         if r.flags.has(RcpFlags::PUL) {
             let end = r.seq.wrapping_add(r.length as u32);
-            self.serve_pull(
-                net,
-                RequestBlock {
-                    start: r.seq,
-                    end,
-                },
-            );
+            self.serve_pull(net, RequestBlock { start: r.seq, end });
         } else {
             self.last_request = self.last_request.max(req);
             if req > self.snd_nxt {
@@ -369,9 +363,7 @@ impl Agent for RcpSender {
         self.fill(net);
         // The receiver waits at the old limit: tell it about the new one.
         let changed = self.limit() != limit || self.fin_known() != fin;
-        if changed
-            && self.state == SenderState::Established
-            && self.last_request >= self.told_limit
+        if changed && self.state == SenderState::Established && self.last_request >= self.told_limit
         {
             self.control(net, 0, None);
         }
