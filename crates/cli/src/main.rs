@@ -7,6 +7,7 @@
 mod bench;
 mod demo;
 mod list;
+mod reproduce_rcp;
 mod runner;
 
 use std::path::PathBuf;
@@ -40,6 +41,15 @@ enum Command {
     List,
     /// Benchmark the simulator: 50 MB NewReno over 10 Mbit/s, 50 ms, 1% loss
     Bench(bench::BenchArgs),
+    /// Reproduce a paper's experiments (our numbers beside its claims)
+    #[command(subcommand)]
+    Reproduce(Reproduce),
+}
+
+#[derive(Subcommand)]
+enum Reproduce {
+    /// RCP / R²CP (receiver-centric transport)
+    Rcp(reproduce_rcp::ReproduceRcpArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +63,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench(args) => bench::bench(args),
+        Command::Reproduce(Reproduce::Rcp(args)) => reproduce_rcp::reproduce(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

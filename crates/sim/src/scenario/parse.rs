@@ -159,6 +159,7 @@ const FLOW_KEYS: &[&str] = &[
     "shape",
     "background",
     "tcp",
+    "rcp",
 ];
 
 fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -> Result<FlowSpec> {

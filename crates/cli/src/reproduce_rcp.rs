@@ -1,0 +1,251 @@
+//! `joulenet reproduce rcp [--quick]`: the RCP paper's simulation
+//! experiments that this tree implements, our numbers beside the paper's
+//! claims. Results are also written as CSV to `docs/reproduction/rcp/`.
+
+use std::fmt::Write as _;
+
+use clap::Args;
+use joulenet_sim::{RunResult, Scenario};
+
+use crate::runner::run_all;
+
+#[derive(Args)]
+pub struct ReproduceRcpArgs {
+    /// Fewer seeds and shorter runs (under a minute)
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory for the CSV tables
+    #[arg(long, default_value = "docs/reproduction/rcp")]
+    pub out: std::path::PathBuf,
+}
+
+const WIRELESS: &str = r#"
+name = "rcp-wireless-loss"
+stop = "STOP"
+[topology]
+kind = "dumbbell"
+pairs = 1
+[topology.access]
+rate = "20Mbps"
+delay = "4ms"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "40ms"
+[topology.last_hop]
+rate = "2Mbps"
+delay = "15ms"
+medium = "wireless"
+radio = "80211b"
+loss = { model = "bernoulli", rate = 0.01 }
+[flow]
+app = "backlogged"
+background = false
+[flow.tcp]
+delayed_ack = false
+[sweep]
+"topology.last_hop.loss.rate" = [0.0001, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1]
+"flow.protocol" = ["sack", "rcp", "rcp-eln"]
+"#;
+
+const SATELLITE: &str = r#"
+name = "rcp-satellite"
+stop = "STOP"
+[topology]
+kind = "dumbbell"
+pairs = 2
+[topology.access]
+rate = "10Mbps"
+delay = "2ms"
+[topology.bottleneck]
+rate = "1.5Mbps"
+delay = "250ms"
+queue = 60
+[topology.last_hop]
+rate = "10Mbps"
+delay = "2ms"
+medium = "wired"
+[flow]
+app = "backlogged"
+[flow.tcp]
+delayed_ack = false
+[[flows]]
+from = "s0"
+to = "r0"
+background = false
+# Reverse-path load (asymmetry): a backlogged TCP flow the other way.
+[[flows]]
+from = "r1"
+to = "s1"
+protocol = "newreno"
+background = true
+[sweep]
+"topology.bottleneck.delay" = ["50ms", "150ms", "250ms"]
+"flows.0.protocol" = ["newreno", "rcp", "rcp-stp"]
+"#;
+
+const POWER: &str = r#"
+name = "rcp-power"
+stop = "STOP"
+[topology]
+kind = "dumbbell"
+pairs = 1
+[topology.access]
+rate = "20Mbps"
+delay = "4ms"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "40ms"
+[topology.last_hop]
+rate = "2Mbps"
+delay = "15ms"
+medium = "wireless"
+radio = "80211b"
+loss = { model = "gilbert_elliott", good = { mean = "10s", loss = 0.0001 }, bad = { mean = "5s", loss = 0.1 } }
+[flow]
+app = "backlogged"
+background = false
+[flow.tcp]
+delayed_ack = false
+[sweep]
+"topology.last_hop.loss.bad.mean" = ["1s", "4s", "7s", "10s"]
+"flow.protocol" = ["sack", "rcp-ps"]
+"#;
+
+fn scenario(text: &str, stop: &str, name: &str) -> Result<Scenario, String> {
+    let text = text.replace("STOP", stop);
+    // `rcp-ps` is RCP with `[flow.rcp] power_save = true`.
+    let text = text.replace("\"rcp-ps\"]", "\"rcp\"]\n[flow.rcp]\npower_save = true");
+    Scenario::parse_str(&text, name, ".".into()).map_err(|e| e.to_string())
+}
+
+/// Mean of `f` over the runs of one point.
+fn mean(runs: &[RunResult], f: impl Fn(&RunResult) -> f64) -> f64 {
+    runs.iter().map(&f).sum::<f64>() / runs.len().max(1) as f64
+}
+
+struct Table {
+    csv: String,
+    text: String,
+}
+
+fn run_table(
+    title: &str,
+    sc: &Scenario,
+    seeds: &[u64],
+    columns: &[(&str, &dyn Fn(&RunResult) -> f64)],
+) -> Result<Table, String> {
+    let points = sc.points();
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = run_all(sc, &points, seeds, jobs, true)?;
+    let mut csv = String::from("point");
+    let mut text = format!("\n## {title}\n\n| point |");
+    for (c, _) in columns {
+        let _ = write!(csv, ",{c}");
+        let _ = write!(text, " {c} |");
+    }
+    csv.push('\n');
+    text.push_str("\n|---|");
+    text.push_str(&"---|".repeat(columns.len()));
+    text.push('\n');
+    for (i, p) in points.iter().enumerate() {
+        let group = &runs[i * seeds.len()..(i + 1) * seeds.len()];
+        let label: Vec<String> = p
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}={}",
+                    k.rsplit('.').next().unwrap_or(k),
+                    joulenet_sim::scenario::value_text(v)
+                )
+            })
+            .collect();
+        let label = label.join(" ");
+        let _ = write!(csv, "\"{label}\"");
+        let _ = write!(text, "| {label} |");
+        for (_, f) in columns {
+            let v = mean(group, f);
+            let _ = write!(csv, ",{v:.4}");
+            let _ = write!(text, " {v:.3} |");
+        }
+        csv.push('\n');
+        text.push('\n');
+    }
+    Ok(Table { csv, text })
+}
+
+fn goodput(r: &RunResult) -> f64 {
+    r.flows.first().map_or(0.0, |f| f.goodput_bps / 1e6)
+}
+fn timeouts(r: &RunResult) -> f64 {
+    r.flows.first().map_or(0.0, |f| f.timeouts as f64)
+}
+/// Energy of the mobile host (the first receiver of the dumbbell).
+fn mh_energy(r: &RunResult) -> f64 {
+    r.nodes
+        .iter()
+        .find(|n| n.name == "r0")
+        .map_or(0.0, |n| n.energy_j)
+}
+fn mh_sleep(r: &RunResult) -> f64 {
+    r.nodes
+        .iter()
+        .find(|n| n.name == "r0")
+        .map_or(0.0, |n| n.sleep_s)
+}
+
+pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let (seeds, stop_w, stop_p): (Vec<u64>, &str, &str) = if args.quick {
+        (vec![1, 2], "60s", "120s")
+    } else {
+        ((1..=10).collect(), "300s", "300s")
+    };
+    let mut out = String::new();
+    let mut files = Vec::new();
+    let t = run_table(
+        "Wireless last hop: goodput (Mbit/s) vs random loss both ways (Figure 5a)",
+        &scenario(WIRELESS, stop_w, "rcp-wireless")?,
+        &seeds,
+        &[("goodput_mbps", &goodput), ("timeouts", &timeouts)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("wireless.csv", t.csv));
+    let t = run_table(
+        "Satellite bottleneck 1.5 Mbit/s with reverse TCP load: goodput (Mbit/s) (Figure 5c)",
+        &scenario(SATELLITE, stop_w, "rcp-satellite")?,
+        &seeds,
+        &[("goodput_mbps", &goodput), ("timeouts", &timeouts)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("satellite.csv", t.csv));
+    let t = run_table(
+        "Power management, two-state channel: mobile host energy and goodput (Figure 5d)",
+        &scenario(POWER, stop_p, "rcp-power")?,
+        &seeds,
+        &[
+            ("goodput_mbps", &goodput),
+            ("mh_energy_j", &mh_energy),
+            ("mh_sleep_s", &mh_sleep),
+            ("timeouts", &timeouts),
+        ],
+    )?;
+    out.push_str(&t.text);
+    files.push(("power.csv", t.csv));
+    println!(
+        "# joulenet reproduce rcp{}\n{} seed(s) per point{}",
+        if args.quick { " --quick" } else { "" },
+        seeds.len(),
+        out
+    );
+    if std::fs::create_dir_all(&args.out).is_ok() {
+        for (name, csv) in files {
+            let _ = std::fs::write(args.out.join(name), csv);
+        }
+    }
+    println!(
+        "\n{:.1} s wall; CSV in {}",
+        started.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
+}
