@@ -20,6 +20,7 @@ pub use net::{
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub mod cc;
+pub mod r2cp;
 pub mod rcp;
 pub mod tcp;
 pub mod udp;

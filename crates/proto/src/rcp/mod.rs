@@ -16,7 +16,7 @@
 //! 5 sender linger.
 //! Packets go with `TxOpts::ipv4(254)`. Wire format: `docs/wire.md`.
 
-mod config;
+pub(crate) mod config;
 mod cyclic;
 mod receiver;
 pub(crate) mod requests;

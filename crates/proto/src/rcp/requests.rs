@@ -194,6 +194,23 @@ impl Requests {
         out
     }
 
+    /// Stop tracking one segment (its data is now another pipe's job).
+    pub fn remove(&mut self, start: u64) -> Option<Segment> {
+        let seg = self.segs.remove(&start)?;
+        if seg.lost {
+            self.lost_bytes -= seg.len();
+        } else {
+            self.by_id.remove(&seg.id);
+            self.flight -= seg.len();
+        }
+        Some(seg)
+    }
+
+    /// Starts of every tracked segment.
+    pub fn starts(&self) -> Vec<u64> {
+        self.segs.keys().copied().collect()
+    }
+
     /// Forget segments wholly below `upto` (received through another path).
     pub fn forget_below(&mut self, upto: u64) {
         let starts: Vec<u64> = self.segs.range(..upto).map(|(&s, _)| s).collect();

@@ -19,6 +19,8 @@ use crate::tcp::seq::SeqSpace;
 pub enum SenderState {
     Idle,
     SynSent,
+    /// Passive open: the receiver's SYN was answered (R²CP pipes).
+    SynReceived,
     Established,
     Closed,
 }
@@ -50,6 +52,8 @@ pub struct RcpSender {
     told_fin: bool,
     cyclic: CyclicBuffer,
     syn_tries: u32,
+    /// Waits for the receiver's SYN instead of opening.
+    passive: bool,
     stats: TransportStats,
 }
 
@@ -72,7 +76,17 @@ impl RcpSender {
             told_fin: false,
             cyclic: CyclicBuffer::default(),
             syn_tries: 0,
+            passive: false,
             stats: TransportStats::default(),
+        }
+    }
+
+    /// A sender that waits for the receiver to open (R²CP opens one pipe
+    /// per path from the mobile host). Unchanged otherwise.
+    pub fn listen(cfg: RcpConfig) -> RcpSender {
+        RcpSender {
+            passive: true,
+            ..RcpSender::new(cfg, Addr::default())
         }
     }
 
@@ -193,6 +207,20 @@ impl RcpSender {
         );
     }
 
+    /// Passive open: SYN+ACK (the ACK field is taken, so the request limit
+    /// follows in a window update).
+    fn send_syn_ack(&mut self, net: &mut dyn Net) {
+        let mut repr = self.header(RcpFlags::SYN | RcpFlags::ACK);
+        repr.seq = self.space.to_wire(0);
+        repr.ack = self.peer_space.to_wire(1);
+        let mut out = net.packet_buffer();
+        repr.emit(&[], &mut out);
+        self.stats.control_packets += 1;
+        self.stats.control_bytes += out.len() as u64;
+        net.send(self.peer, out, TxOpts::ipv4(IP_PROTOCOL));
+        self.control(net, 0, None);
+    }
+
     fn control(&mut self, net: &mut dyn Net, extra: u8, ack: Option<u32>) {
         let mut repr = self.header(self.limit_flags() | extra);
         repr.seq = self.space.to_wire(1 + self.limit());
@@ -275,8 +303,10 @@ impl Agent for RcpSender {
         self.port = self.cfg.local_port.unwrap_or(net.local().port);
         self.space = SeqSpace::new(net.rng().next_u32());
         self.fill(net);
-        self.state = SenderState::SynSent;
-        self.send_syn(net);
+        if !self.passive {
+            self.state = SenderState::SynSent;
+            self.send_syn(net);
+        }
     }
 
     fn on_packet(&mut self, net: &mut dyn Net, from: crate::net::Addr, packet: &[u8]) {
@@ -291,6 +321,18 @@ impl Agent for RcpSender {
             self.stats.malformed_dropped += 1;
             return;
         };
+        if self.passive && self.state == SenderState::Idle {
+            if r.flags.has(RcpFlags::SYN) && !r.flags.has(RcpFlags::ACK) && r.dst_port == self.port
+            {
+                self.peer = from;
+                self.peer_space = SeqSpace::new(r.seq);
+                self.state = SenderState::SynReceived;
+                self.send_syn_ack(net);
+            } else {
+                self.stats.unexpected_dropped += 1;
+            }
+            return;
+        }
         if from != self.peer || r.dst_port != self.port || r.flags.has(RcpFlags::RST) {
             self.stats.unexpected_dropped += 1;
             return;
@@ -311,8 +353,31 @@ impl Agent for RcpSender {
                     self.stats.unexpected_dropped += 1;
                 }
             }
-            SenderState::Established => {
+            SenderState::SynReceived => {
                 if r.flags.has(RcpFlags::SYN) {
+                    self.send_syn_ack(net);
+                    return;
+                }
+                // The ACK of our SYN, or a REQ that overtook a lost ACK.
+                self.state = SenderState::Established;
+                net.event(TransportEvent::Established);
+                if r.flags.has(RcpFlags::REQ) {
+                    self.on_request(net, &r);
+                }
+            }
+            SenderState::Established => {
+                if r.flags.has(RcpFlags::SYN) && self.passive {
+                    if r.flags.has(RcpFlags::ACK) || self.peer_space == SeqSpace::new(r.seq) {
+                        self.stats.unexpected_dropped += 1;
+                        return;
+                    }
+                    // A new pipe from the same receiver (R²CP re-opening a
+                    // path): a new incarnation over the same stream.
+                    self.peer_space = SeqSpace::new(r.seq);
+                    self.cyclic = CyclicBuffer::default();
+                    self.state = SenderState::SynReceived;
+                    self.send_syn_ack(net);
+                } else if r.flags.has(RcpFlags::SYN) {
                     // Our ACK was lost: acknowledge the SYN again.
                     let ack = self.peer_space.to_wire(1);
                     self.control(net, 0, Some(ack));
