@@ -262,15 +262,18 @@ impl Core {
         let bits = params.frame_bits(frame.network_len());
         let t_frame = Duration::transmission(bits, params.rate_bps);
         let d = params.delay;
+        // A link that is down (`link_schedule`) loses what starts on it.
+        let down = params.down.is_down(now);
         let Some(arq) = params.arq else {
-            let lost = self.links[li].loss.is_lost(
-                now,
-                &FrameInfo {
-                    tx_start: now,
-                    tx_end: now + t_frame,
-                    bits,
-                },
-            );
+            let lost = down
+                || self.links[li].loss.is_lost(
+                    now,
+                    &FrameInfo {
+                        tx_start: now,
+                        tx_end: now + t_frame,
+                        bits,
+                    },
+                );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
             let delivered = (!lost && receiver_listening).then_some(now + t_frame + d);
@@ -286,14 +289,15 @@ impl Core {
         let mut start = now;
         let mut delivered = None;
         for _ in 0..attempts {
-            let lost = self.links[li].loss.is_lost(
-                now,
-                &FrameInfo {
-                    tx_start: start,
-                    tx_end: start + t_frame,
-                    bits,
-                },
-            );
+            let lost = down
+                || self.links[li].loss.is_lost(
+                    now,
+                    &FrameInfo {
+                        tx_start: start,
+                        tx_end: start + t_frame,
+                        bits,
+                    },
+                );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, start, t_frame, d, receiver_listening);
             if lost || !receiver_listening {

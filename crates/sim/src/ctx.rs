@@ -105,7 +105,7 @@ impl Net for Ctx<'_> {
         let loss = self.ep.hooks.channel_loss.or(measured);
         Some(LinkInfo {
             rate_bps: link.params.rate_bps,
-            up: true,
+            up: !link.params.down.is_down(self.core.now),
             queue_len: link.queue_len(),
             loss_estimate: loss,
             available_rate_bps: None,

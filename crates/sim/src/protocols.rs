@@ -14,6 +14,7 @@ pub enum ProtocolSpec {
     Tcp(TcpConfig),
     Udp,
     Rcp(joulenet_proto::rcp::RcpConfig),
+    R2cp(crate::protocols_r2cp::R2cpSpec),
 }
 
 /// Every protocol name a scenario accepts, with a one-line description.
@@ -54,6 +55,18 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "rcp-eln",
         "RCP with explicit loss notification from the receiver's link layer",
     ),
+    (
+        "r2cp",
+        "R²CP: multi-homed receiver, one RCP pipe per path, rank scheduling",
+    ),
+    (
+        "r2cp-s",
+        "R²CP-s: R²CP with first-come-first-served binding",
+    ),
+    (
+        "r2cp-stripe",
+        "application-level striping over one RCP pipe per path",
+    ),
 ];
 
 impl ProtocolSpec {
@@ -65,6 +78,9 @@ impl ProtocolSpec {
         if let Some(c) = crate::protocols_rcp::named(name) {
             return Some(ProtocolSpec::Rcp(c));
         }
+        if let Some(s) = crate::protocols_r2cp::named(name) {
+            return Some(ProtocolSpec::R2cp(s));
+        }
         let variant: TcpVariant = name.parse().ok()?;
         Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
     }
@@ -74,6 +90,24 @@ impl ProtocolSpec {
             ProtocolSpec::Tcp(c) => c.variant.name(),
             ProtocolSpec::Udp => "udp",
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::name(c),
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::name(s),
+        }
+    }
+
+    /// Agents beyond the flow's client and server (R²CP's other senders),
+    /// each with the address it is bound at.
+    pub fn extra_agents(&self, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::extra_agents(s, client),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Options that name nodes, read once the topology is known.
+    pub fn resolve_nodes(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::resolve(flow, s, names),
+            _ => Ok(()),
         }
     }
 
@@ -105,6 +139,7 @@ impl ProtocolSpec {
                 }
             }
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::configure(flow, c)?,
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::configure(flow, s)?,
         }
         Ok(())
     }
@@ -122,6 +157,7 @@ impl ProtocolSpec {
                 Box::new(UdpReceiver::new()),
             ),
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::agents(c, server),
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::agents(s, client),
         }
     }
 }

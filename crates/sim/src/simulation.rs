@@ -34,6 +34,8 @@ pub struct Simulation {
     pub(crate) endpoints: Vec<Endpoint>,
     /// Per flow: (client agent, server agent).
     pub(crate) flow_agents: Vec<(AgentIndex, AgentIndex)>,
+    /// Per flow: further agents the protocol needs (R²CP's other senders).
+    pub(crate) flow_extra: Vec<Vec<AgentIndex>>,
     pub(crate) radio_profiles: Vec<RadioProfile>,
     /// Measured agents not yet closed; the run ends when none remain.
     open: usize,
@@ -119,6 +121,7 @@ impl Simulation {
             agents: Vec::new(),
             endpoints: Vec::new(),
             flow_agents: Vec::new(),
+            flow_extra: Vec::new(),
             radio_profiles,
             open: 0,
             sampler: None,
@@ -165,6 +168,28 @@ impl Simulation {
                 sim.open += 2;
             }
             sim.flow_agents.push((ci, si));
+            let mut extra = Vec::new();
+            for (k, (addr, agent)) in flow.protocol.extra_agents(client).into_iter().enumerate() {
+                // More senders of the same content: they log generation
+                // times on the unused server-side log (`Side::Server`).
+                let source = Source::new(
+                    &flow.app,
+                    start,
+                    stop,
+                    datagram,
+                    streams.stream(&format!("app/{f}/extra/{k}")),
+                );
+                let index = sim.agents.len() as AgentIndex;
+                let rng = streams.stream(&format!("agent/{f}/extra/{k}"));
+                let mut ep = Endpoint::new(index, addr, f as u32, Side::Server, rng, source);
+                // Not measured: never counted among the agents a run waits for.
+                ep.done = true;
+                sim.endpoints.push(ep);
+                sim.agents.push(agent);
+                core.bind(addr, index);
+                extra.push(index);
+            }
+            sim.flow_extra.push(extra);
             core.flows.push(FlowObserver::default());
             core.queue.push(start, Event::FlowStart(f as u32));
         }
@@ -310,6 +335,10 @@ impl Simulation {
 
     fn start_flow(&mut self, f: u32) {
         let (client, server) = self.flow_agents[f as usize];
+        for a in self.flow_extra[f as usize].clone() {
+            self.dispatch(a, |agent, ctx| agent.start(ctx));
+            self.schedule_app_wake(a);
+        }
         self.dispatch(server, |agent, ctx| agent.start(ctx));
         self.dispatch(client, |agent, ctx| agent.start(ctx));
         self.schedule_app_wake(client);

@@ -160,6 +160,7 @@ const FLOW_KEYS: &[&str] = &[
     "background",
     "tcp",
     "rcp",
+    "r2cp",
 ];
 
 fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -> Result<FlowSpec> {
@@ -175,6 +176,7 @@ fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -
         )
     })?;
     protocol.configure(r)?;
+    protocol.resolve_nodes(r, names)?;
     let from = if r.has("from") {
         node_ref(r, "from", names)?
     } else {
