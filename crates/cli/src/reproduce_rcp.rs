@@ -111,6 +111,56 @@ delayed_ack = false
 "flow.protocol" = ["sack", "rcp-ps"]
 "#;
 
+const AGGREGATION: &str = r#"
+name = "r2cp-aggregation"
+stop = "STOP"
+[topology]
+kind = "multihomed"
+[topology.interface0]
+rate = "11Mbps"
+delay = "2ms"
+radio = "80211b"
+[topology.interface1]
+rate = "11Mbps"
+delay = "2ms"
+radio = "80211b"
+[topology.backbone0]
+rate = "4Mbps"
+delay = "13ms"
+queue = 50
+[topology.backbone1]
+rate = "4Mbps"
+delay = "13ms"
+queue = 50
+[flow]
+from = "srv0"
+to = "mh"
+app = "backlogged"
+background = false
+[flow.r2cp]
+servers = ["srv1"]
+[sweep]
+"#;
+
+/// TCP-friendliness: 20 flows over the Figure 3 dumbbell, `k` of them RCP.
+fn friendliness(k: usize, stop: &str) -> String {
+    let mut t = format!(
+        "name = \"rcp-friendliness\"\nstop = \"{stop}\"\n[topology]\nkind = \"dumbbell\"\npairs = 20\n\
+         [topology.access]\nrate = \"20Mbps\"\ndelay = \"4ms\"\n\
+         [topology.bottleneck]\nrate = \"10Mbps\"\ndelay = \"40ms\"\nqueue = 100\n\
+         [topology.last_hop]\nrate = \"20Mbps\"\ndelay = \"4ms\"\n\
+         [flow]\napp = \"backlogged\"\nbackground = false\n[flow.tcp]\ndelayed_ack = false\n"
+    );
+    for i in 0..20 {
+        let proto = if i < k { "rcp" } else { "sack" };
+        t.push_str(&format!(
+            "[[flows]]\nfrom = \"s{i}\"\nto = \"r{i}\"\nprotocol = \"{proto}\"\nstart = \"{}ms\"\n",
+            i * 50
+        ));
+    }
+    t
+}
+
 fn scenario(text: &str, stop: &str, name: &str) -> Result<Scenario, String> {
     let text = text.replace("STOP", stop);
     // `rcp-ps` is RCP with `[flow.rcp] power_save = true`.
@@ -195,10 +245,11 @@ fn mh_sleep(r: &RunResult) -> f64 {
 
 pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
     let started = std::time::Instant::now();
-    let (seeds, stop_w, stop_p): (Vec<u64>, &str, &str) = if args.quick {
-        (vec![1, 2], "60s", "120s")
+    let (seeds, stop_w, stop_p, stop_a, stop_f): (Vec<u64>, &str, &str, &str, &str) = if args.quick
+    {
+        (vec![1, 2], "60s", "120s", "30s", "30s")
     } else {
-        ((1..=10).collect(), "300s", "300s")
+        ((1..=10).collect(), "300s", "300s", "120s", "300s")
     };
     let mut out = String::new();
     let mut files = Vec::new();
@@ -231,6 +282,60 @@ pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
     )?;
     out.push_str(&t.text);
     files.push(("power.csv", t.csv));
+    // R²CP aggregation: bandwidth mismatch, then RTT mismatch (Figure 12).
+    let mut bw = AGGREGATION.to_string();
+    bw.push_str("\"topology.backbone1.rate\" = [\"1Mbps\", \"2Mbps\", \"4Mbps\", \"6Mbps\"]\n");
+    bw.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\", \"rcp\"]\n");
+    let t = run_table(
+        "R²CP aggregation, bandwidth mismatch: 4 Mbit/s + 1–6 Mbit/s, goodput (Mbit/s) (Figure 12a; ideal = sum)",
+        &scenario(&bw, stop_a, "r2cp-bw")?,
+        &seeds,
+        &[("goodput_mbps", &goodput)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("aggregation_bw.csv", t.csv));
+    let mut rtt = AGGREGATION.to_string();
+    rtt.push_str("\"topology.backbone1.delay\" = [\"13ms\", \"43ms\", \"73ms\", \"103ms\"]\n");
+    rtt.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\"]\n");
+    let t = run_table(
+        "R²CP aggregation, RTT mismatch: path RTTs 30 ms + 30–210 ms, 4 + 4 Mbit/s, goodput (Mbit/s) (Figure 12b; ideal = 8)",
+        &scenario(&rtt, stop_a, "r2cp-rtt")?,
+        &seeds,
+        &[("goodput_mbps", &goodput)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("aggregation_rtt.csv", t.csv));
+    // TCP-friendliness: mean and CoV of per-flow goodput, k RCP flows of 20.
+    let mut csv = String::from("rcp_flows,mean_mbps,cov,mean_rcp_mbps,mean_tcp_mbps\n");
+    out.push_str("\n## TCP-friendliness: 20 flows on the Figure 3 dumbbell (10 Mbit/s bottleneck), k of them RCP (Figure 4a/b)\n\n| RCP flows | mean per-flow Mb/s | CoV | mean RCP | mean TCP-SACK |\n|---|---|---|---|---|\n");
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for k in [0usize, 5, 10, 15, 20] {
+        let sc = Scenario::parse_str(&friendliness(k, stop_f), "rcp-friendliness", ".".into())
+            .map_err(|e| e.to_string())?;
+        let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+        let (mut m, mut c, mut mr, mut mt) = (0.0, 0.0, 0.0, 0.0);
+        for r in &runs {
+            let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps / 1e6).collect();
+            let mean = g.iter().sum::<f64>() / g.len() as f64;
+            let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64;
+            m += mean;
+            c += var.sqrt() / mean.max(1e-9);
+            let avg = |v: &[f64]| {
+                if v.is_empty() {
+                    f64::NAN
+                } else {
+                    v.iter().sum::<f64>() / v.len() as f64
+                }
+            };
+            mr += avg(&g[..k]);
+            mt += avg(&g[k..]);
+        }
+        let n = runs.len() as f64;
+        let (m, c, mr, mt) = (m / n, c / n, mr / n, mt / n);
+        csv.push_str(&format!("{k},{m:.4},{c:.4},{mr:.4},{mt:.4}\n"));
+        out.push_str(&format!("| {k} | {m:.3} | {c:.3} | {mr:.3} | {mt:.3} |\n"));
+    }
+    files.push(("friendliness.csv", csv));
     println!(
         "# joulenet reproduce rcp{}\n{} seed(s) per point{}",
         if args.quick { " --quick" } else { "" },
