@@ -46,3 +46,19 @@ plt.plot(k, [float(r["cov"]) for r in fr], marker="s", label="CoV")
 plt.xlabel("RCP flows of 20"); plt.grid(alpha=.3); plt.legend(fontsize=8); plt.tight_layout()
 plt.savefig(os.path.join(d, "friendliness.png"), dpi=110)
 print("figures in", d)
+
+def by_protocol(name, xkey, ykey):
+    out = {}
+    for r in rows(name):
+        out.setdefault(r["protocol"], []).append((float(r[xkey]), float(r[ykey])))
+    return out
+
+for name, xkey, ykey, xlabel, out in [
+    ("reverse.csv", "sources", "mean_mbps", "reverse-path Pareto on/off sources", "reverse.png"),
+    ("fluctuation.csv", "fluctuation", "goodput_mbps", "fluctuation index c", "fluctuation.png"),
+]:
+    plt.figure(figsize=(5, 3.5))
+    for p, pts in by_protocol(name, xkey, ykey).items():
+        plt.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=p)
+    plt.xlabel(xlabel); plt.ylabel("goodput Mbit/s"); plt.grid(alpha=.3); plt.legend(fontsize=8)
+    plt.tight_layout(); plt.savefig(os.path.join(d, out), dpi=110); plt.close()

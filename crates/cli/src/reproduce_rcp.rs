@@ -161,6 +161,43 @@ fn friendliness(k: usize, stop: &str) -> String {
     t
 }
 
+/// Reverse-path loss: 20 forward flows of one protocol and `n` Pareto
+/// on/off UDP sources (500 kbit/s bursts, 1 s on, 2 s off) the other way.
+fn reverse_path(proto: &str, n: usize, stop: &str) -> String {
+    let mut t = friendliness(0, stop)
+        .replace("\"sack\"", &format!("\"{proto}\""))
+        .replace("[flow.tcp]\ndelayed_ack = false\n", "");
+    for i in 0..n {
+        t.push_str(&format!(
+            "[[flows]]\nfrom = \"r{}\"\nto = \"s{}\"\nprotocol = \"udp\"\nbackground = true\n\
+             app = \"pareto\"\nrate = \"500kbps\"\nmessage = 1000\nmean_on = \"1s\"\nmean_off = \"2s\"\n",
+            i % 20,
+            i % 20
+        ));
+    }
+    t
+}
+
+/// R²CP under fluctuating cross traffic: 10 Pareto on/off UDP sources on
+/// each path's backbone (500 kbit/s bursts, on 0.1c s, off 0.2c s).
+fn fluctuating(proto: &str, c: f64, stop: &str) -> String {
+    let mut t = AGGREGATION.replace("STOP", stop).replace("[sweep]\n", "");
+    t = t.replace("[flow]\n", &format!("[flow]\nprotocol = \"{proto}\"\n"));
+    for path in 0..2 {
+        for _ in 0..10 {
+            t.push_str(&format!(
+                "[[flows]]\nfrom = \"srv{path}\"\nto = \"ap{path}\"\nprotocol = \"udp\"\nbackground = true\n\
+                 app = \"pareto\"\nrate = \"500kbps\"\nmessage = 1000\nmean_on = \"{}s\"\nmean_off = \"{}s\"\n",
+                0.1 * c,
+                0.2 * c
+            ));
+        }
+    }
+    // The measured flow must be listed too once [[flows]] exists.
+    t.push_str("[[flows]]\nfrom = \"srv0\"\nto = \"mh\"\n");
+    t
+}
+
 fn scenario(text: &str, stop: &str, name: &str) -> Result<Scenario, String> {
     let text = text.replace("STOP", stop);
     // `rcp-ps` is RCP with `[flow.rcp] power_save = true`.
@@ -336,6 +373,56 @@ pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
         out.push_str(&format!("| {k} | {m:.3} | {c:.3} | {mr:.3} | {mt:.3} |\n"));
     }
     files.push(("friendliness.csv", csv));
+    // Reverse-path loss.
+    let counts: &[usize] = if args.quick {
+        &[0, 50, 100]
+    } else {
+        &[0, 25, 50, 75, 100]
+    };
+    let mut csv = String::from("sources,protocol,mean_mbps\n");
+    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mb/s (Figure 4d)\n\n| reverse sources | TCP-SACK | RCP |\n|---|---|---|\n");
+    for &n in counts {
+        let mut row = format!("| {n} |");
+        for proto in ["sack", "rcp"] {
+            let sc =
+                Scenario::parse_str(&reverse_path(proto, n, stop_f), "rcp-reverse", ".".into())
+                    .map_err(|e| e.to_string())?;
+            let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+            let m = mean(&runs, |r| {
+                let g: Vec<f64> = r.flows[..20].iter().map(|f| f.goodput_bps / 1e6).collect();
+                g.iter().sum::<f64>() / 20.0
+            });
+            csv.push_str(&format!("{n},{proto},{m:.4}\n"));
+            row.push_str(&format!(" {m:.3} |"));
+        }
+        out.push_str(&row);
+        out.push('\n');
+    }
+    files.push(("reverse.csv", csv));
+    // Fluctuating cross traffic on both R²CP paths.
+    let indices: &[f64] = if args.quick {
+        &[1.0, 10.0, 50.0]
+    } else {
+        &[1.0, 5.0, 10.0, 20.0, 50.0]
+    };
+    let mut csv = String::from("fluctuation,protocol,goodput_mbps\n");
+    out.push_str("\n## R²CP under fluctuating cross traffic: 4 + 4 Mbit/s paths, 10 Pareto on/off sources each (mean load 1.67 Mbit/s per path, so ideal ≈ 4.67 Mbit/s), goodput Mb/s (Figure 12d)\n\n| fluctuation index c | R²CP | R²CP-s | striping |\n|---|---|---|---|\n");
+    for &c in indices {
+        let mut row = format!("| {c} |");
+        for proto in ["r2cp", "r2cp-s", "r2cp-stripe"] {
+            let sc = Scenario::parse_str(&fluctuating(proto, c, stop_a), "r2cp-fluct", ".".into())
+                .map_err(|e| e.to_string())?;
+            let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+            let m = mean(&runs, |r| {
+                r.flows.last().map_or(0.0, |f| f.goodput_bps / 1e6)
+            });
+            csv.push_str(&format!("{c},{proto},{m:.4}\n"));
+            row.push_str(&format!(" {m:.3} |"));
+        }
+        out.push_str(&row);
+        out.push('\n');
+    }
+    files.push(("fluctuation.csv", csv));
     println!(
         "# joulenet reproduce rcp{}\n{} seed(s) per point{}",
         if args.quick { " --quick" } else { "" },
