@@ -210,6 +210,9 @@ fn mean(runs: &[RunResult], f: impl Fn(&RunResult) -> f64) -> f64 {
     runs.iter().map(&f).sum::<f64>() / runs.len().max(1) as f64
 }
 
+/// A named metric of one run.
+type Column<'a> = (&'a str, &'a dyn Fn(&RunResult) -> f64);
+
 struct Table {
     csv: String,
     text: String,
@@ -219,7 +222,7 @@ fn run_table(
     title: &str,
     sc: &Scenario,
     seeds: &[u64],
-    columns: &[(&str, &dyn Fn(&RunResult) -> f64)],
+    columns: &[Column],
 ) -> Result<Table, String> {
     let points = sc.points();
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -111,12 +111,15 @@ struct Path {
     busy: [Time; 2],
 }
 
+/// (arrival, tie-break, from, to, bytes)
+type InFlight = (Time, u64, usize, usize, Vec<u8>);
+
 struct Mesh {
     now: Time,
     agents: Vec<Box<dyn Agent>>,
     hosts: Vec<Host>,
     paths: Vec<Path>,
-    wire: BinaryHeap<Reverse<(Time, u64, usize, usize, Vec<u8>)>>,
+    wire: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     loss: u64,
     x: u64,

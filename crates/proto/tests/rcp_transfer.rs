@@ -253,8 +253,10 @@ fn pull_sends_exactly_the_block_and_cumulative_only_new_data() {
 
 #[test]
 fn eln_recovers_wireless_losses_without_cutting_the_window() {
-    let mut cfg = RcpConfig::default();
-    cfg.eln = true;
+    let cfg = RcpConfig {
+        eln: true,
+        ..RcpConfig::default()
+    };
     let mut p = pair(cfg, 400_000);
     let mut data = 0;
     p.script = Box::new(move |dir, _, pkt| {
@@ -284,8 +286,10 @@ fn eln_recovers_wireless_losses_without_cutting_the_window() {
 
 #[test]
 fn power_save_sleeps_while_the_channel_is_bad_and_resumes_from_the_holes() {
-    let mut cfg = RcpConfig::default();
-    cfg.power_save = Some(PowerSave::default());
+    let cfg = RcpConfig {
+        power_save: Some(PowerSave::default()),
+        ..RcpConfig::default()
+    };
     let mut p = pair(cfg, 3_000_000);
     p.rate_bps = 2_000_000;
     p.start();
@@ -319,8 +323,10 @@ fn power_save_sleeps_while_the_channel_is_bad_and_resumes_from_the_holes() {
 
 #[test]
 fn a_small_sender_buffer_puts_the_receiver_in_persist_mode() {
-    let mut cfg = RcpConfig::default();
-    cfg.send_buffer = 8 * 1024;
+    let cfg = RcpConfig {
+        send_buffer: 8 * 1024,
+        ..RcpConfig::default()
+    };
     let mut p = pair(cfg, 200_000);
     p.start();
     assert!(p.run_until_closed(LIMIT));

@@ -90,7 +90,7 @@ impl<T: AsRef<[u8]>> RcpPacket<T> {
             return Err(Error::Truncated);
         }
         let words = (b[field::DOFF] >> 4) as usize;
-        if words < 5 || (words - 5) % 2 != 0 || (words - 5) / 2 > MAX_BLOCKS {
+        if words < 5 || !(words - 5).is_multiple_of(2) || (words - 5) / 2 > MAX_BLOCKS {
             return Err(Error::Malformed);
         }
         if words * 4 > b.len() {

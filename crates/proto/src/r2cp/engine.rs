@@ -257,11 +257,11 @@ impl R2cpReceiver {
             self.fill(net, k);
         }
         self.retire(net);
-        if self.cfg.token_bucket.is_some()
-            && self.pipes.iter().any(|p| p.room())
-            && self.has_unbound()
+        if let Some(tb) = self
+            .cfg
+            .token_bucket
+            .filter(|_| self.pipes.iter().any(|p| p.room()) && self.has_unbound())
         {
-            let tb = self.cfg.token_bucket.expect("checked");
             let need = (self.mss() as f64 - self.tokens).max(1.0);
             let wait = Duration::from_secs_f64(need * 8.0 / tb.rate_bps.max(1) as f64);
             net.set_timer(TOKENS, net.now() + wait);

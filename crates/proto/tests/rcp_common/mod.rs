@@ -119,6 +119,9 @@ impl Net for Host {
     }
 }
 
+/// (arrival, tie-break, receiver, bytes, reported as corrupted)
+type InFlight = (Time, u64, usize, Vec<u8>, bool);
+
 pub type Script = Box<dyn FnMut(usize, Time, &[u8]) -> Fate>;
 
 pub struct Pair {
@@ -127,7 +130,7 @@ pub struct Pair {
     pub hosts: [Host; 2],
     pub rate_bps: u64,
     pub delay: Duration,
-    wire: BinaryHeap<Reverse<(Time, u64, usize, Vec<u8>, bool)>>,
+    wire: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     busy_until: [Time; 2],
     pub script: Script,
