@@ -25,8 +25,10 @@ pub enum SenderState {
     Closed,
 }
 
-/// Silence after which a sender whose stream has ended closes.
-const LINGER: crate::time::Duration = crate::time::Duration::from_secs(60);
+/// Silence, in maximum RTOs, after which a sender whose stream has ended
+/// closes: the receiver never stays silent longer than one maximum RTO
+/// while it still wants data, so four mean it is gone (or done).
+const LINGER_RTOS: u64 = 4;
 
 pub struct RcpSender {
     cfg: RcpConfig,
@@ -314,7 +316,8 @@ impl Agent for RcpSender {
         if self.app_finished && self.state == SenderState::Established {
             // The receiver's FIN (or the ACK of it) may be lost for good:
             // a sender whose stream has ended closes after a silence.
-            net.set_timer(timer::LINGER, net.now() + LINGER);
+            let linger = self.cfg.max_rto.saturating_mul(LINGER_RTOS);
+            net.set_timer(timer::LINGER, net.now() + linger);
         }
         self.stats.bytes_received += packet.len() as u64;
         let Ok((r, _)) = rcp::parse(packet) else {
