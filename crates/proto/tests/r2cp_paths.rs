@@ -350,3 +350,26 @@ fn the_token_bucket_caps_the_aggregate_rate() {
         "the first path spends first"
     );
 }
+
+#[test]
+fn exactly_once_over_many_seeds_with_outages_and_loss() {
+    for seed in 1..=24u64 {
+        let bytes = 300_000 + seed * 7_919;
+        let scheduler = [Scheduler::Rank, Scheduler::Fcfs, Scheduler::Stripe(4)][seed as usize % 3];
+        let mut m = Mesh::new(
+            cfg(scheduler, seed % 2 == 0),
+            bytes,
+            vec![(3, 10 + seed), (2, 60)],
+        );
+        m.x ^= seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        m.loss = seed % 5 * 10;
+        m.start();
+        let cut = Time::from_millis(200 + 37 * seed);
+        m.run_until(cut);
+        m.set_up(1 + (seed as usize % 2), false);
+        m.run_until(cut + Duration::from_millis(700));
+        m.set_up(1 + (seed as usize % 2), true);
+        m.run_until(END);
+        m.complete(bytes);
+    }
+}

@@ -391,8 +391,21 @@ impl R2cpReceiver {
     /// Application-level striping: path `i` owns blocks i, i + n, …
     fn stripe(&mut self, k: usize, block: u64, horizon: u64) -> Option<u64> {
         let mss = self.mss();
-        let n = self.cfg.paths.len().max(1) as u64;
-        let path = self.pipes[k].path as u64;
+        // Blocks are dealt among the pipes taking bindings now, in path
+        // order, so a path that is down or retired strands nothing.
+        let mut open: Vec<usize> = self
+            .pipes
+            .iter()
+            .filter(|p| p.state == PipeState::Open)
+            .map(|p| p.path)
+            .collect();
+        open.sort_unstable();
+        open.dedup();
+        let n = open.len().max(1) as u64;
+        let path = open
+            .iter()
+            .position(|&p| p == self.pipes[k].path)
+            .unwrap_or(0) as u64;
         let limit = self.pipes[k].limit;
         let owns = |s: u64| (s / mss / block) % n == path;
         let ok = |s: u64, end: Option<u64>| {
