@@ -12,6 +12,8 @@ pub enum Paper {
     Wwp,
     /// E2TCP vs Tahoe/Reno/NewReno (Figures 1-18, Table 1)
     E2tcp,
+    /// RCP / R²CP: wireless loss, satellite, power management, TCP-friendliness, aggregation
+    Rcp,
 }
 
 #[derive(Args)]
@@ -39,6 +41,15 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
     let name = match args.paper {
         Paper::Wwp => "wwp",
         Paper::E2tcp => "e2tcp",
+        Paper::Rcp => {
+            let out = args
+                .out
+                .unwrap_or_else(|| PathBuf::from("docs/reproduction/rcp"));
+            return crate::reproduce_rcp::reproduce(crate::reproduce_rcp::ReproduceRcpArgs {
+                quick: args.quick,
+                out,
+            });
+        }
     };
     let out = args
         .out

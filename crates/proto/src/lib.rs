@@ -21,6 +21,8 @@ pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub mod cc;
 pub mod e2tcp;
+pub mod r2cp;
+pub mod rcp;
 pub mod tcp;
 #[cfg(test)]
 pub(crate) mod testnet;

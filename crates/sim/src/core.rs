@@ -60,6 +60,9 @@ pub struct Core {
     pub capture: Option<Capture>,
     /// The shared wireless medium, when the topology has one.
     pub medium: Option<Box<crate::medium::Medium>>,
+    /// Explicit loss notification (`crate::link_hooks`): frames lost on a
+    /// wireless last hop, kept until their would-be arrival time.
+    pub eln: crate::link_hooks::ElnReports,
 }
 
 const POOL_LIMIT: usize = 4096;
@@ -87,6 +90,7 @@ impl Core {
             pool: Vec::new(),
             capture: None,
             medium: None,
+            eln: Default::default(),
         };
         core.compute_routes();
         core
@@ -232,7 +236,18 @@ impl Core {
             }
             None => {
                 link.counters.frames_lost += 1;
-                self.recycle(frame.packet);
+                let to_radio = link.to_radio;
+                let arrive = exchange.done_at + link.params.delay;
+                let reported = link.wireless
+                    && link.to == frame.dst.node
+                    && self.radio_usable(to_radio, arrive)
+                    && self.eln.wants(frame.dst);
+                if reported {
+                    self.eln.push(arrive, frame);
+                    self.queue.push(arrive, Event::Corrupted);
+                } else {
+                    self.recycle(frame.packet);
+                }
             }
         }
     }
@@ -253,15 +268,18 @@ impl Core {
         let bits = params.frame_bits(frame.network_len());
         let t_frame = Duration::transmission(bits, params.rate_bps);
         let d = params.delay;
+        // A link that is down (`link_schedule`) loses what starts on it.
+        let down = params.down.is_down(now);
         let Some(arq) = params.arq else {
-            let lost = self.links[li].loss.is_lost(
-                now,
-                &FrameInfo {
-                    tx_start: now,
-                    tx_end: now + t_frame,
-                    bits,
-                },
-            );
+            let lost = down
+                || self.links[li].loss.is_lost(
+                    now,
+                    &FrameInfo {
+                        tx_start: now,
+                        tx_end: now + t_frame,
+                        bits,
+                    },
+                );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
             let delivered = (!lost && receiver_listening).then_some(now + t_frame + d);
@@ -277,14 +295,15 @@ impl Core {
         let mut start = now;
         let mut delivered = None;
         for _ in 0..attempts {
-            let lost = self.links[li].loss.is_lost(
-                now,
-                &FrameInfo {
-                    tx_start: start,
-                    tx_end: start + t_frame,
-                    bits,
-                },
-            );
+            let lost = down
+                || self.links[li].loss.is_lost(
+                    now,
+                    &FrameInfo {
+                        tx_start: start,
+                        tx_end: start + t_frame,
+                        bits,
+                    },
+                );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, start, t_frame, d, receiver_listening);
             if lost || !receiver_listening {

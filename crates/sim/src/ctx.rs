@@ -105,10 +105,13 @@ impl Net for Ctx<'_> {
             .find(|&l| self.core.links[l as usize].to == neighbour)?;
         let link = &self.core.links[l as usize];
         let c = &link.counters;
-        let loss = (c.attempts > 0).then(|| c.attempts_lost as f64 / c.attempts as f64);
+        let measured = (c.attempts > 0).then(|| c.attempts_lost as f64 / c.attempts as f64);
+        // Agents that asked for it see the channel state now (a signal-
+        // strength reading) instead of the long-run ratio: `link_hooks`.
+        let loss = self.ep.hooks.channel_loss.or(measured);
         Some(LinkInfo {
             rate_bps: link.params.rate_bps,
-            up: true,
+            up: !link.params.down.is_down(self.core.now),
             queue_len: link.queue_len(),
             loss_estimate: loss,
             available_rate_bps: None,

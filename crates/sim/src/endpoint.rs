@@ -36,6 +36,8 @@ pub struct Endpoint {
     /// The application changed state inside a callback (end of stream): the
     /// agent gets `on_app_ready` once the callback returns.
     pub app_ready_pending: bool,
+    /// Link-layer hooks this agent asked for (see `crate::link_hooks`).
+    pub hooks: crate::link_hooks::LinkHooks,
 }
 
 impl Endpoint {
@@ -62,6 +64,7 @@ impl Endpoint {
             aborted_at: None,
             done: false,
             app_ready_pending: false,
+            hooks: Default::default(),
         }
     }
 

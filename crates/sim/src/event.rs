@@ -37,6 +37,9 @@ pub enum Event {
     Stop,
     /// An event of the shared wireless medium.
     Medium(crate::medium::MediumEvent),
+    /// A frame lost on a wireless hop reaches its destination's link layer
+    /// corrupted, and is reported for explicit loss notification.
+    Corrupted,
 }
 
 /// A queued event. `key` is (time << 64 | insertion sequence), so one integer

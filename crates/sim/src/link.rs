@@ -37,6 +37,8 @@ pub struct LinkParams {
     /// Link-layer bytes added to every frame (MAC header, FCS, preamble).
     pub overhead_bytes: u32,
     pub arq: Option<Arq>,
+    /// When the link is down (`crate::link_schedule`).
+    pub down: crate::link_schedule::Downtime,
 }
 
 impl LinkParams {

@@ -26,6 +26,8 @@ pub enum ProtocolSpec {
     Udp,
     Wwp(WwpConfig),
     E2tcp(E2tcpConfig, Option<Split>),
+    Rcp(joulenet_proto::rcp::RcpConfig),
+    R2cp(crate::protocols_r2cp::R2cpSpec),
 }
 
 /// Every protocol name a scenario accepts, with a one-line description.
@@ -62,6 +64,30 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "e2tcp",
         "E2TCP: compact headers, 2-byte SACK, burst-aware window, two timers; `split_at` for a base-station proxy",
     ),
+    (
+        "rcp",
+        "RCP: receiver-centric TCP clone (REQ-DATA), NewReno at the receiver",
+    ),
+    (
+        "rcp-stp",
+        "RCP-STP: STP-like controller and batched requests at the receiver; same sender",
+    ),
+    (
+        "rcp-eln",
+        "RCP with explicit loss notification from the receiver's link layer",
+    ),
+    (
+        "r2cp",
+        "R²CP: multi-homed receiver, one RCP pipe per path, rank scheduling",
+    ),
+    (
+        "r2cp-s",
+        "R²CP-s: R²CP with first-come-first-served binding",
+    ),
+    (
+        "r2cp-stripe",
+        "application-level striping over one RCP pipe per path",
+    ),
 ];
 
 impl ProtocolSpec {
@@ -73,6 +99,12 @@ impl ProtocolSpec {
             "e2tcp" => return Some(ProtocolSpec::E2tcp(E2tcpConfig::default(), None)),
             _ => {}
         }
+        if let Some(c) = crate::protocols_rcp::named(name) {
+            return Some(ProtocolSpec::Rcp(c));
+        }
+        if let Some(s) = crate::protocols_r2cp::named(name) {
+            return Some(ProtocolSpec::R2cp(s));
+        }
         let variant: TcpVariant = name.parse().ok()?;
         Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
     }
@@ -83,6 +115,8 @@ impl ProtocolSpec {
             ProtocolSpec::Udp => "udp",
             ProtocolSpec::Wwp(_) => "wwp",
             ProtocolSpec::E2tcp(..) => "e2tcp",
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::name(c),
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::name(s),
         }
     }
 
@@ -91,6 +125,31 @@ impl ProtocolSpec {
         match self {
             ProtocolSpec::E2tcp(_, Some(split)) => Some(split.at),
             _ => None,
+        }
+    }
+
+    /// Agents beyond the flow's client and server (R²CP's other senders),
+    /// each with the address it is bound at.
+    pub fn extra_agents(&self, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::extra_agents(s, client),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Options that name nodes, read once the topology is known.
+    pub fn resolve_nodes(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::resolve(flow, s, names),
+            _ => Ok(()),
+        }
+    }
+
+    /// Link-layer services the flow's receiving agent subscribes to.
+    pub fn link_hooks(&self) -> crate::link_hooks::LinkHooks {
+        match self {
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::link_hooks(c),
+            _ => Default::default(),
         }
     }
 
@@ -126,6 +185,8 @@ impl ProtocolSpec {
                     return Err(flow.error("tcp", "TCP options given for a UDP flow"));
                 }
             }
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::configure(flow, c)?,
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::configure(flow, s)?,
         }
         Ok(())
     }
@@ -164,6 +225,8 @@ impl ProtocolSpec {
                 Box::new(UdpSender::new(server)),
                 Box::new(UdpReceiver::new()),
             ),
+            ProtocolSpec::Rcp(c) => crate::protocols_rcp::agents(c, server),
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::agents(s, client),
         }
     }
 

@@ -36,6 +36,8 @@ pub struct Simulation {
     pub(crate) flow_agents: Vec<(AgentIndex, AgentIndex)>,
     /// Per flow: the proxy agent of a split flow.
     pub(crate) flow_relays: Vec<Option<AgentIndex>>,
+    /// Per flow: further agents the protocol needs (R²CP's other senders).
+    pub(crate) flow_extra: Vec<Vec<AgentIndex>>,
     pub(crate) radio_profiles: Vec<RadioProfile>,
     /// Measured agents not yet closed; the run ends when none remain.
     open: usize,
@@ -131,6 +133,7 @@ impl Simulation {
             endpoints: Vec::new(),
             flow_agents: Vec::new(),
             flow_relays: Vec::new(),
+            flow_extra: Vec::new(),
             radio_profiles,
             open: 0,
             sampler: None,
@@ -168,6 +171,11 @@ impl Simulation {
             if datagram {
                 sim.endpoints[si as usize].sink = Sink::datagram();
             }
+            let hooks = flow.protocol.link_hooks();
+            if hooks.eln {
+                core.eln.subscribe(server);
+            }
+            sim.endpoints[si as usize].hooks = hooks;
             if !flow.background {
                 sim.open += 2;
             }
@@ -190,6 +198,28 @@ impl Simulation {
             };
             sim.flow_relays.push(relay);
             sim.flow_agents.push((ci, si));
+            let mut extra = Vec::new();
+            for (k, (addr, agent)) in flow.protocol.extra_agents(client).into_iter().enumerate() {
+                // More senders of the same content: they log generation
+                // times on the unused server-side log (`Side::Server`).
+                let source = Source::new(
+                    &flow.app,
+                    start,
+                    stop,
+                    datagram,
+                    streams.stream(&format!("app/{f}/extra/{k}")),
+                );
+                let index = sim.agents.len() as AgentIndex;
+                let rng = streams.stream(&format!("agent/{f}/extra/{k}"));
+                let mut ep = Endpoint::new(index, addr, f as u32, Side::Server, rng, source);
+                // Not measured: never counted among the agents a run waits for.
+                ep.done = true;
+                sim.endpoints.push(ep);
+                sim.agents.push(agent);
+                core.bind(addr, index);
+                extra.push(index);
+            }
+            sim.flow_extra.push(extra);
             core.flows.push(FlowObserver::default());
             core.queue.push(start, Event::FlowStart(f as u32));
         }
@@ -304,6 +334,14 @@ impl Simulation {
             Event::Sample => self.sample(),
             Event::Stop => {}
             Event::Medium(ev) => self.medium_event(ev),
+            Event::Corrupted => {
+                if let Some(frame) = self.core.eln.pop() {
+                    if let Some(a) = self.core.agent_at(frame.dst) {
+                        self.dispatch(a, |agent, ctx| agent.on_overheard(ctx, &frame.packet));
+                    }
+                    self.core.recycle(frame.packet);
+                }
+            }
         }
     }
 
@@ -328,6 +366,10 @@ impl Simulation {
 
     fn start_flow(&mut self, f: u32) {
         let (client, server) = self.flow_agents[f as usize];
+        for a in self.flow_extra[f as usize].clone() {
+            self.dispatch(a, |agent, ctx| agent.start(ctx));
+            self.schedule_app_wake(a);
+        }
         self.dispatch(server, |agent, ctx| agent.start(ctx));
         if let Some(relay) = self.flow_relays[f as usize] {
             self.dispatch(relay, |agent, ctx| agent.start(ctx));
@@ -356,6 +398,9 @@ impl Simulation {
         let ep = &mut self.endpoints[a as usize];
         if !self.core.nodes[ep.addr.node as usize].alive() {
             return;
+        }
+        if ep.hooks.channel_state {
+            ep.hooks.channel_loss = crate::link_hooks::channel_state(&mut self.core, ep.addr.node);
         }
         let agent = self.agents[a as usize].as_mut();
         let mut ctx = Ctx {

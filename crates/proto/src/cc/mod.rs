@@ -10,9 +10,11 @@ use crate::time::{Duration, Time};
 
 mod cubic;
 mod newreno;
+mod stp;
 
 pub use cubic::Cubic;
 pub use newreno::NewReno;
+pub use stp::StpLike;
 
 pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;

@@ -32,7 +32,7 @@ pub(crate) mod rtt;
 mod scoreboard;
 mod send_buffer;
 mod sender;
-mod seq;
+pub(crate) mod seq;
 
 pub use agent::{TcpAgent, TcpState};
 pub use config::{DelayedAck, ParseVariantError, TcpConfig, TcpVariant};

@@ -171,6 +171,8 @@ const FLOW_KEYS: &[&str] = &[
     "tcp",
     "wwp",
     "e2tcp",
+    "rcp",
+    "r2cp",
 ];
 
 fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -> Result<FlowSpec> {
@@ -186,6 +188,7 @@ fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -
         )
     })?;
     protocol.configure(r, names)?;
+    protocol.resolve_nodes(r, names)?;
     let from = if r.has("from") {
         node_ref(r, "from", names)?
     } else {

@@ -21,6 +21,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ("chain", "`hops` links in a line: node 0 to node `hops`"),
     ("dumbbell", "`pairs` senders, a bottleneck between two routers, `pairs` receivers (optional wireless last hop)"),
     ("explicit", "`nodes` and a list of `[[topology.links]]` with `a` and `b`"),
+    ("multihomed", "a mobile host `mh` with `interfaces` wireless links to access points `ap<i>`, each wired to its own server `srv<i>`"),
 ];
 
 /// The nodes (by name) and links of a topology, and the flows it suggests
@@ -61,6 +62,7 @@ pub fn topology(root: &Reader, dir: &Path) -> Result<Topology> {
         }
         "dumbbell" => dumbbell(&t, defaults, dir)?,
         "explicit" => explicit(&t, defaults, dir)?,
+        "multihomed" => multihomed(&t, defaults, dir)?,
         other => {
             let known: Vec<&str> = KINDS.iter().map(|k| k.0).collect();
             return Err(t.error(
@@ -127,6 +129,47 @@ fn dumbbell(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
         names,
         links,
         default_flows: (0..pairs).map(|i| (i, receiver(i))).collect(),
+    })
+}
+
+/// A multi-homed mobile host (node 0, `mh`): interface i is a link to
+/// access point `ap<i>` (`[topology.interface<i>]` over `[link]`, wireless
+/// by default), which is wired to server `srv<i>` (`[topology.backbone<i>]`
+/// over `[link]`). Nodes: mh, ap0, srv0, ap1, srv1, …
+fn multihomed(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topology> {
+    let n = t.int_in("interfaces", 1, 4)?.unwrap_or(2) as u32;
+    let mut names = vec!["mh".to_string()];
+    let mut links = Vec::new();
+    for i in 0..n {
+        let (ap, srv) = (1 + 2 * i, 2 + 2 * i);
+        names.push(format!("ap{i}"));
+        names.push(format!("srv{i}"));
+        let iface = t.table(&format!("interface{i}"))?;
+        let backbone = t.table(&format!("backbone{i}"))?;
+        links.push(link(
+            iface.as_ref(),
+            defaults,
+            0,
+            ap,
+            dir,
+            Some("wireless"),
+        )?);
+        links.push(link(
+            backbone.as_ref(),
+            defaults,
+            ap,
+            srv,
+            dir,
+            Some("wired"),
+        )?);
+        for r in [&iface, &backbone].into_iter().flatten() {
+            r.finish()?;
+        }
+    }
+    Ok(Topology {
+        names,
+        links,
+        default_flows: vec![(2, 0)],
     })
 }
 
@@ -219,6 +262,7 @@ const LINK_KEYS: &[&str] = &[
     "arq",
     "loss",
     "loss_reverse",
+    "down",
 ];
 
 /// One link read through its overrides and the `[link]` defaults.
@@ -294,6 +338,13 @@ fn link(
         Some(r) => loss::reverse(r, "loss_reverse", dir)?,
         None => crate::spec::ReverseLoss::SharedChannel,
     };
+    let down = match pick("down") {
+        Some(r) => {
+            let entries = r.strings("down")?.unwrap_or_default();
+            crate::link_schedule::Downtime::parse(&entries).map_err(|e| r.error("down", e))?
+        }
+        None => Default::default(),
+    };
     Ok(LinkSpec {
         a,
         b,
@@ -303,6 +354,7 @@ fn link(
             queue_limit: queue,
             overhead_bytes: overhead,
             arq,
+            down,
         },
         radio,
         loss,

@@ -1,0 +1,446 @@
+//! `joulenet reproduce rcp [--quick]`: the RCP paper's simulation
+//! experiments that this tree implements, our numbers beside the paper's
+//! claims. Results are also written as CSV to `docs/reproduction/rcp/`.
+
+use std::fmt::Write as _;
+
+use clap::Args;
+use joulenet_sim::{RunResult, Scenario};
+
+use crate::runner::run_all;
+
+#[derive(Args)]
+pub struct ReproduceRcpArgs {
+    /// Fewer seeds and shorter runs (under a minute)
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory for the CSV tables
+    #[arg(long, default_value = "docs/reproduction/rcp")]
+    pub out: std::path::PathBuf,
+}
+
+const WIRELESS: &str = r#"
+name = "rcp-wireless-loss"
+stop = "STOP"
+[topology]
+kind = "dumbbell"
+pairs = 1
+[topology.access]
+rate = "20Mbps"
+delay = "4ms"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "40ms"
+[topology.last_hop]
+rate = "2Mbps"
+delay = "15ms"
+medium = "wireless"
+radio = "80211b"
+loss = { model = "bernoulli", rate = 0.01 }
+[flow]
+app = "backlogged"
+background = false
+[flow.tcp]
+delayed_ack = false
+[sweep]
+"topology.last_hop.loss.rate" = [0.0001, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1]
+"flow.protocol" = ["sack", "rcp", "rcp-eln"]
+"#;
+
+const SATELLITE: &str = r#"
+name = "rcp-satellite"
+stop = "STOP"
+[topology]
+kind = "dumbbell"
+pairs = 2
+[topology.access]
+rate = "10Mbps"
+delay = "2ms"
+[topology.bottleneck]
+rate = "1.5Mbps"
+delay = "250ms"
+queue = 60
+[topology.last_hop]
+rate = "10Mbps"
+delay = "2ms"
+medium = "wired"
+[flow]
+app = "backlogged"
+[flow.tcp]
+delayed_ack = false
+[[flows]]
+from = "s0"
+to = "r0"
+background = false
+# Reverse-path load (asymmetry): a backlogged TCP flow the other way.
+[[flows]]
+from = "r1"
+to = "s1"
+protocol = "newreno"
+background = true
+[sweep]
+"topology.bottleneck.delay" = ["50ms", "150ms", "250ms"]
+"flows.0.protocol" = ["newreno", "rcp", "rcp-stp"]
+"#;
+
+const POWER: &str = r#"
+name = "rcp-power"
+stop = "STOP"
+[topology]
+kind = "dumbbell"
+pairs = 1
+[topology.access]
+rate = "20Mbps"
+delay = "4ms"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "40ms"
+[topology.last_hop]
+rate = "2Mbps"
+delay = "15ms"
+medium = "wireless"
+radio = "80211b"
+loss = { model = "gilbert_elliott", good = { mean = "10s", loss = 0.0001 }, bad = { mean = "5s", loss = 0.1 } }
+[flow]
+app = "backlogged"
+background = false
+[flow.tcp]
+delayed_ack = false
+[sweep]
+"topology.last_hop.loss.bad.mean" = ["1s", "4s", "7s", "10s"]
+"flow.protocol" = ["sack", "rcp-ps"]
+"#;
+
+const AGGREGATION: &str = r#"
+name = "r2cp-aggregation"
+stop = "STOP"
+[topology]
+kind = "multihomed"
+[topology.interface0]
+rate = "11Mbps"
+delay = "2ms"
+radio = "80211b"
+[topology.interface1]
+rate = "11Mbps"
+delay = "2ms"
+radio = "80211b"
+[topology.backbone0]
+rate = "4Mbps"
+delay = "13ms"
+queue = 50
+[topology.backbone1]
+rate = "4Mbps"
+delay = "13ms"
+queue = 50
+[flow]
+from = "srv0"
+to = "mh"
+app = "backlogged"
+background = false
+[flow.r2cp]
+servers = ["srv1"]
+[sweep]
+"#;
+
+/// TCP-friendliness: 20 flows over the Figure 3 dumbbell, `k` of them RCP.
+fn friendliness(k: usize, stop: &str) -> String {
+    let mut t = format!(
+        "name = \"rcp-friendliness\"\nstop = \"{stop}\"\n[topology]\nkind = \"dumbbell\"\npairs = 20\n\
+         [topology.access]\nrate = \"20Mbps\"\ndelay = \"4ms\"\n\
+         [topology.bottleneck]\nrate = \"10Mbps\"\ndelay = \"40ms\"\nqueue = 100\n\
+         [topology.last_hop]\nrate = \"20Mbps\"\ndelay = \"4ms\"\n\
+         [flow]\napp = \"backlogged\"\nbackground = false\n[flow.tcp]\ndelayed_ack = false\n"
+    );
+    for i in 0..20 {
+        let proto = if i < k { "rcp" } else { "sack" };
+        t.push_str(&format!(
+            "[[flows]]\nfrom = \"s{i}\"\nto = \"r{i}\"\nprotocol = \"{proto}\"\nstart = \"{}ms\"\n",
+            i * 50
+        ));
+    }
+    t
+}
+
+/// Reverse-path loss: 20 forward flows of one protocol and `n` Pareto
+/// on/off UDP sources (500 kbit/s bursts, 1 s on, 2 s off) the other way.
+fn reverse_path(proto: &str, n: usize, stop: &str) -> String {
+    let mut t = friendliness(0, stop)
+        .replace("\"sack\"", &format!("\"{proto}\""))
+        .replace("[flow.tcp]\ndelayed_ack = false\n", "");
+    for i in 0..n {
+        t.push_str(&format!(
+            "[[flows]]\nfrom = \"r{}\"\nto = \"s{}\"\nprotocol = \"udp\"\nbackground = true\n\
+             app = \"pareto\"\nrate = \"500kbps\"\nmessage = 1000\nmean_on = \"1s\"\nmean_off = \"2s\"\n",
+            i % 20,
+            i % 20
+        ));
+    }
+    t
+}
+
+/// R²CP under fluctuating cross traffic: 10 Pareto on/off UDP sources on
+/// each path's backbone (500 kbit/s bursts, on 0.1c s, off 0.2c s).
+fn fluctuating(proto: &str, c: f64, stop: &str) -> String {
+    let mut t = AGGREGATION.replace("STOP", stop).replace("[sweep]\n", "");
+    t = t.replace("[flow]\n", &format!("[flow]\nprotocol = \"{proto}\"\n"));
+    for path in 0..2 {
+        for _ in 0..10 {
+            t.push_str(&format!(
+                "[[flows]]\nfrom = \"srv{path}\"\nto = \"ap{path}\"\nprotocol = \"udp\"\nbackground = true\n\
+                 app = \"pareto\"\nrate = \"500kbps\"\nmessage = 1000\nmean_on = \"{}s\"\nmean_off = \"{}s\"\n",
+                0.1 * c,
+                0.2 * c
+            ));
+        }
+    }
+    // The measured flow must be listed too once [[flows]] exists.
+    t.push_str("[[flows]]\nfrom = \"srv0\"\nto = \"mh\"\n");
+    t
+}
+
+fn scenario(text: &str, stop: &str, name: &str) -> Result<Scenario, String> {
+    let text = text.replace("STOP", stop);
+    // `rcp-ps` is RCP with `[flow.rcp] power_save = true`.
+    let text = text.replace("\"rcp-ps\"]", "\"rcp\"]\n[flow.rcp]\npower_save = true");
+    Scenario::parse_str(&text, name, ".".into()).map_err(|e| e.to_string())
+}
+
+/// Mean of `f` over the runs of one point.
+fn mean(runs: &[RunResult], f: impl Fn(&RunResult) -> f64) -> f64 {
+    runs.iter().map(&f).sum::<f64>() / runs.len().max(1) as f64
+}
+
+/// A named metric of one run.
+type Column<'a> = (&'a str, &'a dyn Fn(&RunResult) -> f64);
+
+struct Table {
+    csv: String,
+    text: String,
+}
+
+fn run_table(
+    title: &str,
+    sc: &Scenario,
+    seeds: &[u64],
+    columns: &[Column],
+) -> Result<Table, String> {
+    let points = sc.points();
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = run_all(sc, &points, seeds, jobs, true)?;
+    let mut csv = String::from("point");
+    let mut text = format!("\n## {title}\n\n| point |");
+    for (c, _) in columns {
+        let _ = write!(csv, ",{c}");
+        let _ = write!(text, " {c} |");
+    }
+    csv.push('\n');
+    text.push_str("\n|---|");
+    text.push_str(&"---|".repeat(columns.len()));
+    text.push('\n');
+    for (i, p) in points.iter().enumerate() {
+        let group = &runs[i * seeds.len()..(i + 1) * seeds.len()];
+        let label: Vec<String> = p
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}={}",
+                    k.rsplit('.').next().unwrap_or(k),
+                    joulenet_sim::scenario::value_text(v)
+                )
+            })
+            .collect();
+        let label = label.join(" ");
+        let _ = write!(csv, "\"{label}\"");
+        let _ = write!(text, "| {label} |");
+        for (_, f) in columns {
+            let v = mean(group, f);
+            let _ = write!(csv, ",{v:.4}");
+            let _ = write!(text, " {v:.3} |");
+        }
+        csv.push('\n');
+        text.push('\n');
+    }
+    Ok(Table { csv, text })
+}
+
+fn goodput(r: &RunResult) -> f64 {
+    r.flows.first().map_or(0.0, |f| f.goodput_bps / 1e6)
+}
+fn timeouts(r: &RunResult) -> f64 {
+    r.flows.first().map_or(0.0, |f| f.timeouts as f64)
+}
+/// Energy of the mobile host (the first receiver of the dumbbell).
+fn mh_energy(r: &RunResult) -> f64 {
+    r.nodes
+        .iter()
+        .find(|n| n.name == "r0")
+        .map_or(0.0, |n| n.energy_j)
+}
+fn mh_sleep(r: &RunResult) -> f64 {
+    r.nodes
+        .iter()
+        .find(|n| n.name == "r0")
+        .map_or(0.0, |n| n.sleep_s)
+}
+
+pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let (seeds, stop_w, stop_p, stop_a, stop_f): (Vec<u64>, &str, &str, &str, &str) = if args.quick
+    {
+        (vec![1, 2], "60s", "120s", "30s", "30s")
+    } else {
+        ((1..=10).collect(), "300s", "300s", "120s", "300s")
+    };
+    let mut out = String::new();
+    let mut files = Vec::new();
+    let t = run_table(
+        "Wireless last hop: goodput (Mbit/s) vs random loss both ways (Figure 5a)",
+        &scenario(WIRELESS, stop_w, "rcp-wireless")?,
+        &seeds,
+        &[("goodput_mbps", &goodput), ("timeouts", &timeouts)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("wireless.csv", t.csv));
+    let t = run_table(
+        "Satellite bottleneck 1.5 Mbit/s with reverse TCP load: goodput (Mbit/s) (Figure 5c)",
+        &scenario(SATELLITE, stop_w, "rcp-satellite")?,
+        &seeds,
+        &[("goodput_mbps", &goodput), ("timeouts", &timeouts)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("satellite.csv", t.csv));
+    let t = run_table(
+        "Power management, two-state channel: mobile host energy and goodput (Figure 5d)",
+        &scenario(POWER, stop_p, "rcp-power")?,
+        &seeds,
+        &[
+            ("goodput_mbps", &goodput),
+            ("mh_energy_j", &mh_energy),
+            ("mh_sleep_s", &mh_sleep),
+            ("timeouts", &timeouts),
+        ],
+    )?;
+    out.push_str(&t.text);
+    files.push(("power.csv", t.csv));
+    // R²CP aggregation: bandwidth mismatch, then RTT mismatch (Figure 12).
+    let mut bw = AGGREGATION.to_string();
+    bw.push_str("\"topology.backbone1.rate\" = [\"1Mbps\", \"2Mbps\", \"4Mbps\", \"6Mbps\"]\n");
+    bw.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\", \"rcp\"]\n");
+    let t = run_table(
+        "R²CP aggregation, bandwidth mismatch: 4 Mbit/s + 1–6 Mbit/s, goodput (Mbit/s) (Figure 12a; ideal = sum)",
+        &scenario(&bw, stop_a, "r2cp-bw")?,
+        &seeds,
+        &[("goodput_mbps", &goodput)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("aggregation_bw.csv", t.csv));
+    let mut rtt = AGGREGATION.to_string();
+    rtt.push_str("\"topology.backbone1.delay\" = [\"13ms\", \"43ms\", \"73ms\", \"103ms\"]\n");
+    rtt.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\"]\n");
+    let t = run_table(
+        "R²CP aggregation, RTT mismatch: path RTTs 30 ms + 30–210 ms, 4 + 4 Mbit/s, goodput (Mbit/s) (Figure 12b; ideal = 8)",
+        &scenario(&rtt, stop_a, "r2cp-rtt")?,
+        &seeds,
+        &[("goodput_mbps", &goodput)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("aggregation_rtt.csv", t.csv));
+    // TCP-friendliness: mean and CoV of per-flow goodput, k RCP flows of 20.
+    let mut csv = String::from("rcp_flows,mean_mbps,cov,mean_rcp_mbps,mean_tcp_mbps\n");
+    out.push_str("\n## TCP-friendliness: 20 flows on the Figure 3 dumbbell (10 Mbit/s bottleneck), k of them RCP (Figure 4a/b)\n\n| RCP flows | mean per-flow Mb/s | CoV | mean RCP | mean TCP-SACK |\n|---|---|---|---|---|\n");
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for k in [0usize, 5, 10, 15, 20] {
+        let sc = Scenario::parse_str(&friendliness(k, stop_f), "rcp-friendliness", ".".into())
+            .map_err(|e| e.to_string())?;
+        let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+        let (mut m, mut c, mut mr, mut mt) = (0.0, 0.0, 0.0, 0.0);
+        for r in &runs {
+            let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps / 1e6).collect();
+            let mean = g.iter().sum::<f64>() / g.len() as f64;
+            let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64;
+            m += mean;
+            c += var.sqrt() / mean.max(1e-9);
+            let avg = |v: &[f64]| {
+                if v.is_empty() {
+                    f64::NAN
+                } else {
+                    v.iter().sum::<f64>() / v.len() as f64
+                }
+            };
+            mr += avg(&g[..k]);
+            mt += avg(&g[k..]);
+        }
+        let n = runs.len() as f64;
+        let (m, c, mr, mt) = (m / n, c / n, mr / n, mt / n);
+        csv.push_str(&format!("{k},{m:.4},{c:.4},{mr:.4},{mt:.4}\n"));
+        out.push_str(&format!("| {k} | {m:.3} | {c:.3} | {mr:.3} | {mt:.3} |\n"));
+    }
+    files.push(("friendliness.csv", csv));
+    // Reverse-path loss.
+    let counts: &[usize] = if args.quick {
+        &[0, 50, 100]
+    } else {
+        &[0, 25, 50, 75, 100]
+    };
+    let mut csv = String::from("sources,protocol,mean_mbps\n");
+    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mb/s (Figure 4d)\n\n| reverse sources | TCP-SACK | RCP |\n|---|---|---|\n");
+    for &n in counts {
+        let mut row = format!("| {n} |");
+        for proto in ["sack", "rcp"] {
+            let sc =
+                Scenario::parse_str(&reverse_path(proto, n, stop_f), "rcp-reverse", ".".into())
+                    .map_err(|e| e.to_string())?;
+            let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+            let m = mean(&runs, |r| {
+                let g: Vec<f64> = r.flows[..20].iter().map(|f| f.goodput_bps / 1e6).collect();
+                g.iter().sum::<f64>() / 20.0
+            });
+            csv.push_str(&format!("{n},{proto},{m:.4}\n"));
+            row.push_str(&format!(" {m:.3} |"));
+        }
+        out.push_str(&row);
+        out.push('\n');
+    }
+    files.push(("reverse.csv", csv));
+    // Fluctuating cross traffic on both R²CP paths.
+    let indices: &[f64] = if args.quick {
+        &[1.0, 10.0, 50.0]
+    } else {
+        &[1.0, 5.0, 10.0, 20.0, 50.0]
+    };
+    let mut csv = String::from("fluctuation,protocol,goodput_mbps\n");
+    out.push_str("\n## R²CP under fluctuating cross traffic: 4 + 4 Mbit/s paths, 10 Pareto on/off sources each (mean load 1.67 Mbit/s per path, so ideal ≈ 4.67 Mbit/s), goodput Mb/s (Figure 12d)\n\n| fluctuation index c | R²CP | R²CP-s | striping |\n|---|---|---|---|\n");
+    for &c in indices {
+        let mut row = format!("| {c} |");
+        for proto in ["r2cp", "r2cp-s", "r2cp-stripe"] {
+            let sc = Scenario::parse_str(&fluctuating(proto, c, stop_a), "r2cp-fluct", ".".into())
+                .map_err(|e| e.to_string())?;
+            let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+            let m = mean(&runs, |r| {
+                r.flows.last().map_or(0.0, |f| f.goodput_bps / 1e6)
+            });
+            csv.push_str(&format!("{c},{proto},{m:.4}\n"));
+            row.push_str(&format!(" {m:.3} |"));
+        }
+        out.push_str(&row);
+        out.push('\n');
+    }
+    files.push(("fluctuation.csv", csv));
+    println!(
+        "# joulenet reproduce rcp{}\n{} seed(s) per point{}",
+        if args.quick { " --quick" } else { "" },
+        seeds.len(),
+        out
+    );
+    if std::fs::create_dir_all(&args.out).is_ok() {
+        for (name, csv) in files {
+            let _ = std::fs::write(args.out.join(name), csv);
+        }
+    }
+    println!(
+        "\n{:.1} s wall; CSV in {}",
+        started.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
+}

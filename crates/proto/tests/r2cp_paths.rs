@@ -1,0 +1,375 @@
+//! R²CP through handoffs, pipe deaths and server migration: a receiver on
+//! node 0 with one link per path to senders on nodes 1 and 2. Every byte
+//! must arrive exactly once, in order.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use joulenet_proto::r2cp::{PathSpec, R2cpConfig, R2cpReceiver, Scheduler, TokenBucket};
+use joulenet_proto::rcp::{RcpConfig, RcpSender};
+use joulenet_proto::{
+    Addr, Agent, AppRead, Duration, LinkInfo, Net, RadioControl, RadioMode, Route, Time, TimerId,
+    TransportEvent, TxOpts, MAX_TIMERS,
+};
+use rand_pcg::Pcg32;
+
+fn byte(i: u64) -> u8 {
+    (i * 7 + i / 251) as u8
+}
+
+struct Host {
+    addr: Addr,
+    now: Time,
+    timers: [Time; MAX_TIMERS],
+    rng: Pcg32,
+    outbox: Vec<(Addr, Vec<u8>)>,
+    total: u64,
+    sent: u64,
+    received: u64,
+    finished: u32,
+    /// Per neighbour node: is the link up.
+    up: Vec<bool>,
+    mode: RadioMode,
+}
+
+impl RadioControl for Host {
+    fn set_mode(&mut self, m: RadioMode) {
+        self.mode = m;
+    }
+    fn mode(&self) -> RadioMode {
+        self.mode
+    }
+}
+
+impl Net for Host {
+    fn now(&self) -> Time {
+        self.now
+    }
+    fn local(&self) -> Addr {
+        self.addr
+    }
+    fn send(&mut self, to: Addr, packet: Vec<u8>, _: TxOpts) {
+        self.outbox.push((to, packet));
+    }
+    fn set_timer(&mut self, t: TimerId, at: Time) {
+        self.timers[t.0 as usize] = at;
+    }
+    fn cancel_timer(&mut self, t: TimerId) {
+        self.timers[t.0 as usize] = Time::NEVER;
+    }
+    fn rng(&mut self) -> &mut dyn rand_core::RngCore {
+        &mut self.rng
+    }
+    fn app_read(&mut self, buf: &mut [u8]) -> AppRead {
+        let left = self.total - self.sent;
+        if left == 0 {
+            return AppRead::Finished;
+        }
+        let n = (buf.len() as u64).min(left) as usize;
+        for (i, b) in buf[..n].iter_mut().enumerate() {
+            *b = byte(self.sent + i as u64);
+        }
+        self.sent += n as u64;
+        AppRead::Data(n)
+    }
+    fn deliver(&mut self, data: &[u8]) {
+        for (i, &b) in data.iter().enumerate() {
+            assert_eq!(
+                b,
+                byte(self.received + i as u64),
+                "byte {}",
+                self.received + i as u64
+            );
+        }
+        self.received += data.len() as u64;
+    }
+    fn deliver_finished(&mut self) {
+        self.finished += 1;
+        assert_eq!(self.finished, 1);
+    }
+    fn event(&mut self, _: TransportEvent) {}
+    fn route(&self, dst: u32) -> Option<Route> {
+        Some(Route {
+            next_hop: dst,
+            hops: 1,
+        })
+    }
+    fn link(&self, n: u32) -> Option<LinkInfo> {
+        Some(LinkInfo {
+            up: self.up[n as usize],
+            ..LinkInfo::default()
+        })
+    }
+    fn radio(&mut self) -> &mut dyn RadioControl {
+        self
+    }
+}
+
+struct Path {
+    rate_bps: u64,
+    delay: Duration,
+    busy: [Time; 2],
+}
+
+/// (arrival, tie-break, from, to, bytes)
+type InFlight = (Time, u64, usize, usize, Vec<u8>);
+
+struct Mesh {
+    now: Time,
+    agents: Vec<Box<dyn Agent>>,
+    hosts: Vec<Host>,
+    paths: Vec<Path>,
+    wire: BinaryHeap<Reverse<InFlight>>,
+    seq: u64,
+    loss: u64,
+    x: u64,
+}
+
+const N: usize = 3;
+
+impl Mesh {
+    fn new(cfg: R2cpConfig, bytes: u64, paths: Vec<(u64, u64)>) -> Mesh {
+        let host = |i: usize| Host {
+            addr: Addr::new(i as u32, 5000),
+            now: Time::ZERO,
+            timers: [Time::NEVER; MAX_TIMERS],
+            rng: rand::SeedableRng::seed_from_u64(i as u64 + 7),
+            outbox: Vec::new(),
+            total: if i > 0 { bytes } else { 0 },
+            sent: 0,
+            received: 0,
+            finished: 0,
+            up: vec![true; N],
+            mode: RadioMode::Awake,
+        };
+        let rcp = cfg.rcp.clone();
+        let mut agents: Vec<Box<dyn Agent>> = vec![Box::new(R2cpReceiver::new(cfg))];
+        for _ in 1..N {
+            agents.push(Box::new(RcpSender::listen(rcp.clone())));
+        }
+        Mesh {
+            now: Time::ZERO,
+            agents,
+            hosts: (0..N).map(host).collect(),
+            paths: paths
+                .into_iter()
+                .map(|(mbps, ms)| Path {
+                    rate_bps: mbps * 1_000_000,
+                    delay: Duration::from_millis(ms),
+                    busy: [Time::ZERO; 2],
+                })
+                .collect(),
+            wire: BinaryHeap::new(),
+            seq: 0,
+            loss: 0,
+            x: 0x1234_5678_9abc_def1,
+        }
+    }
+
+    fn set_up(&mut self, sender: usize, up: bool) {
+        self.hosts[0].up[sender] = up;
+    }
+
+    fn start(&mut self) {
+        for i in (0..N).rev() {
+            self.agents[i].start(&mut self.hosts[i]);
+            self.flush(i);
+        }
+    }
+
+    fn flush(&mut self, i: usize) {
+        for (to, pkt) in std::mem::take(&mut self.hosts[i].outbox) {
+            let j = to.node as usize;
+            let sender = if i == 0 { j } else { i };
+            if !self.hosts[0].up[sender] {
+                continue; // the interface is down: lost
+            }
+            self.x ^= self.x << 13;
+            self.x ^= self.x >> 7;
+            self.x ^= self.x << 17;
+            let p = &mut self.paths[sender - 1];
+            let dir = (i == 0) as usize;
+            let tx = Duration::transmission((pkt.len() as u64 + 20) * 8, p.rate_bps);
+            let start = p.busy[dir].max(self.now);
+            p.busy[dir] = start + tx;
+            if self.x % 1000 < self.loss {
+                continue;
+            }
+            self.seq += 1;
+            self.wire
+                .push(Reverse((start + tx + p.delay, self.seq, i, j, pkt)));
+        }
+    }
+
+    fn step(&mut self) -> bool {
+        let timer = (0..N)
+            .flat_map(|i| (0..MAX_TIMERS).map(move |k| (i, k)))
+            .map(|(i, k)| (self.hosts[i].timers[k], i, k))
+            .filter(|t| t.0 != Time::NEVER)
+            .min();
+        let pkt = self.wire.peek().map(|Reverse(p)| p.0);
+        match (pkt, timer) {
+            (Some(t), tm) if tm.is_none_or(|tm| t <= tm.0) => {
+                let Reverse((at, _, from, to, pkt)) = self.wire.pop().expect("peeked");
+                self.now = at;
+                self.hosts[to].now = at;
+                let src = self.hosts[from].addr;
+                self.agents[to].on_packet(&mut self.hosts[to], src, &pkt);
+                self.flush(to);
+                true
+            }
+            (_, Some((t, i, k))) => {
+                self.now = t;
+                self.hosts[i].now = t;
+                self.hosts[i].timers[k] = Time::NEVER;
+                self.agents[i].on_timer(&mut self.hosts[i], TimerId(k as u8));
+                self.flush(i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn run_until(&mut self, t: Time) {
+        while self.now < t && self.hosts[0].finished == 0 {
+            if !self.step() {
+                break;
+            }
+        }
+    }
+
+    fn complete(&self, bytes: u64) {
+        assert_eq!(self.hosts[0].received, bytes, "bytes delivered");
+        assert_eq!(self.hosts[0].finished, 1);
+        assert!(self.agents[0].is_closed() || self.now > Time::ZERO);
+    }
+
+    fn pipe_bytes(&self, k: usize) -> u64 {
+        self.agents[0]
+            .gauge(&format!("pipe_bytes_{k}"))
+            .unwrap_or(0.0) as u64
+    }
+}
+
+fn cfg(scheduler: Scheduler, aggregate: bool) -> R2cpConfig {
+    R2cpConfig {
+        paths: vec![
+            PathSpec {
+                sender: Addr::new(1, 5000),
+            },
+            PathSpec {
+                sender: Addr::new(2, 5000),
+            },
+        ],
+        scheduler,
+        aggregate,
+        rcp: RcpConfig {
+            recv_buffer: 128 * 1024,
+            ..RcpConfig::default()
+        },
+        ..R2cpConfig::default()
+    }
+}
+
+const END: Time = Time::from_secs(600);
+
+#[test]
+fn aggregation_over_two_servers_delivers_everything_through_both() {
+    let bytes = 3_000_000;
+    let mut m = Mesh::new(cfg(Scheduler::Rank, true), bytes, vec![(4, 15), (2, 60)]);
+    m.start();
+    m.run_until(END);
+    m.complete(bytes);
+    assert!(m.pipe_bytes(0) > bytes / 3 && m.pipe_bytes(1) > bytes / 10);
+}
+
+#[test]
+fn every_scheduler_survives_random_loss_on_both_paths() {
+    for s in [Scheduler::Rank, Scheduler::Fcfs, Scheduler::Stripe(8)] {
+        let bytes = 1_000_000;
+        let mut m = Mesh::new(cfg(s, true), bytes, vec![(4, 15), (3, 90)]);
+        m.loss = 30; // 3 % of packets either way
+        m.start();
+        m.run_until(END);
+        m.complete(bytes);
+    }
+}
+
+#[test]
+fn handoff_to_a_new_interface_and_back_loses_nothing() {
+    let bytes = 2_000_000;
+    let mut m = Mesh::new(cfg(Scheduler::Rank, false), bytes, vec![(2, 20), (2, 40)]);
+    m.set_up(2, false);
+    m.start();
+    m.run_until(Time::from_secs(2));
+    m.set_up(2, true); // a new interface: handoff, the old pipe retires
+    m.run_until(Time::from_secs(4));
+    assert!(m.pipe_bytes(1) > 0, "the new pipe carries data");
+    m.set_up(1, false);
+    m.run_until(END);
+    m.complete(bytes);
+}
+
+#[test]
+fn a_pipe_death_mid_transfer_is_covered_by_the_other_server() {
+    // Server migration: path 1 dies with requests outstanding; the second
+    // server (same content, own sequence space) serves the holes.
+    let bytes = 2_000_000;
+    let mut m = Mesh::new(cfg(Scheduler::Rank, true), bytes, vec![(3, 20), (3, 30)]);
+    m.loss = 10;
+    m.start();
+    m.run_until(Time::from_secs(1));
+    m.set_up(1, false);
+    m.run_until(Time::from_secs(3));
+    m.set_up(1, true); // it comes back: a new pipe to the same server
+    m.run_until(Time::from_secs(4));
+    m.set_up(2, false);
+    m.run_until(END);
+    m.complete(bytes);
+    let pipes = m.agents[0].gauge("pipes").unwrap_or(0.0);
+    assert!(pipes >= 1.0);
+}
+
+#[test]
+fn the_token_bucket_caps_the_aggregate_rate() {
+    let bytes = 900_000;
+    let mut c = cfg(Scheduler::Rank, true);
+    c.token_bucket = Some(TokenBucket {
+        rate_bps: 720_000,
+        depth_bytes: 16 * 1460,
+    });
+    let mut m = Mesh::new(c, bytes, vec![(4, 15), (4, 30)]);
+    m.start();
+    m.run_until(END);
+    m.complete(bytes);
+    let secs = m.now.as_secs_f64();
+    let rate = bytes as f64 * 8.0 / secs;
+    assert!(rate < 760_000.0 && rate > 600_000.0, "{rate}");
+    assert!(
+        m.pipe_bytes(0) > m.pipe_bytes(1),
+        "the first path spends first"
+    );
+}
+
+#[test]
+fn exactly_once_over_many_seeds_with_outages_and_loss() {
+    for seed in 1..=24u64 {
+        let bytes = 300_000 + seed * 7_919;
+        let scheduler = [Scheduler::Rank, Scheduler::Fcfs, Scheduler::Stripe(4)][seed as usize % 3];
+        let mut m = Mesh::new(
+            cfg(scheduler, seed % 2 == 0),
+            bytes,
+            vec![(3, 10 + seed), (2, 60)],
+        );
+        m.x ^= seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        m.loss = seed % 5 * 10;
+        m.start();
+        let cut = Time::from_millis(200 + 37 * seed);
+        m.run_until(cut);
+        m.set_up(1 + (seed as usize % 2), false);
+        m.run_until(cut + Duration::from_millis(700));
+        m.set_up(1 + (seed as usize % 2), true);
+        m.run_until(END);
+        m.complete(bytes);
+    }
+}

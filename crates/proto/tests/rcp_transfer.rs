@@ -1,0 +1,351 @@
+//! RCP end to end between two agents: transfers, REQ loss and the cyclic
+//! buffer, pull vs cumulative semantics, window behaviour, ELN, persist,
+//! power save, malformed input.
+
+mod rcp_common;
+
+use joulenet_proto::rcp::{PowerSave, RcpConfig, RcpReceiver, RcpSender};
+use joulenet_proto::{Addr, Duration, RadioMode, Time};
+use joulenet_wire::rcp::{self as wire, RcpFlags};
+use rcp_common::{Fate, Pair, RECEIVER, SENDER};
+
+const LIMIT: Time = Time::from_secs(120);
+const MSS: u64 = 1460;
+
+fn pair(cfg: RcpConfig, bytes: u64) -> Pair {
+    Pair::new(
+        Box::new(RcpSender::new(cfg.clone(), Addr::new(1, 5000))),
+        Box::new(RcpReceiver::new(cfg)),
+        bytes,
+    )
+}
+
+/// A receiver gauge.
+fn g(p: &Pair, name: &str) -> u64 {
+    p.agents[RECEIVER].gauge(name).expect("receiver gauge") as u64
+}
+
+fn kind(pkt: &[u8]) -> (RcpFlags, u32, usize) {
+    let (r, payload) = wire::parse(pkt).expect("agents emit valid packets");
+    (r.flags, r.seq, payload.len())
+}
+
+#[test]
+fn clean_transfer_delivers_everything_and_closes() {
+    let mut p = pair(RcpConfig::default(), 500_000);
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    let s = p.agents[SENDER].stats();
+    assert_eq!(s.retransmitted_packets, 0);
+    assert_eq!(s.payload_bytes, 500_000);
+    assert_eq!(p.agents[RECEIVER].stats().timeouts, 0);
+}
+
+#[test]
+fn slow_start_doubles_the_request_window_per_round_trip() {
+    let mut p = pair(RcpConfig::default(), 2_000_000);
+    p.delay = Duration::from_millis(50);
+    p.rate_bps = 100_000_000;
+    p.start();
+    // After the handshake, each round trip of data grows cwnd by its size.
+    p.run_until(LIMIT, |p| g(p, "cwnd") >= 20 * MSS);
+    assert_eq!(g(&p, "cwnd"), 20 * MSS);
+    p.run_until(LIMIT, |p| g(p, "cwnd") >= 40 * MSS);
+    assert_eq!(g(&p, "cwnd"), 40 * MSS);
+}
+
+#[test]
+fn a_lost_segment_halves_the_window_once_and_is_pulled_again() {
+    let mut p = pair(RcpConfig::default(), 400_000);
+    let mut data = 0;
+    let mut pulls = Vec::new();
+    p.script = Box::new(move |dir, _, pkt| {
+        let (flags, seq, len) = kind(pkt);
+        if dir == SENDER && len > 0 {
+            data += 1;
+            if data == 30 {
+                return Fate::Drop;
+            }
+        }
+        if dir == RECEIVER && flags.has(RcpFlags::PUL) {
+            pulls.push(seq);
+        }
+        Fate::Deliver
+    });
+    p.start();
+    let mut flight = 0;
+    assert!(p.run_until(LIMIT, |p| {
+        if p.agents[RECEIVER].stats().fast_recoveries == 0 {
+            flight = g(p, "flight");
+        }
+        p.agents[RECEIVER].stats().fast_recoveries > 0
+    }));
+    assert_eq!(g(&p, "in_recovery"), 1);
+    // Half of what was outstanding when the hole was found.
+    assert!(g(&p, "ssthresh").abs_diff(flight / 2) <= MSS, "{flight}");
+    assert_eq!(g(&p, "cwnd"), g(&p, "ssthresh"));
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    let r = &p.agents[RECEIVER];
+    assert_eq!(r.stats().fast_recoveries, 1);
+    assert_eq!(r.stats().timeouts, 0);
+    assert_eq!(p.agents[SENDER].stats().retransmitted_packets, 1);
+}
+
+#[test]
+fn every_hole_uses_the_same_threshold_and_lost_retransmissions_need_no_timeout() {
+    let mut p = pair(RcpConfig::default(), 600_000);
+    let mut data = 0;
+    let mut dropped_retx = false;
+    p.script = Box::new(move |dir, _, pkt| {
+        let (flags, _, len) = kind(pkt);
+        let _ = flags;
+        if dir == SENDER && len > 0 {
+            data += 1;
+            // Seven holes in one window, like the paper's Figure 5(b).
+            if [40, 44, 48, 52, 65, 68, 71].contains(&data) {
+                return Fate::Drop;
+            }
+            // And the first retransmission is lost too.
+            if data > 80 && !dropped_retx {
+                dropped_retx = true;
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    let r = &p.agents[RECEIVER];
+    assert_eq!(
+        r.stats().timeouts,
+        0,
+        "no timeout for a lost retransmission"
+    );
+}
+
+#[test]
+fn lost_pull_requests_are_recovered_from_the_cyclic_buffer() {
+    let mut p = pair(RcpConfig::default(), 400_000);
+    let mut data = 0;
+    let mut pulls_dropped = 0;
+    p.script = Box::new(move |dir, _, pkt| {
+        let (flags, _, len) = kind(pkt);
+        if dir == SENDER && len > 0 {
+            data += 1;
+            if [30, 31, 32, 33].contains(&data) {
+                return Fate::Drop;
+            }
+        }
+        // Drop the first two pull REQs: the next REQs carry their blocks.
+        if dir == RECEIVER && flags.has(RcpFlags::PUL) && pulls_dropped < 2 {
+            pulls_dropped += 1;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    assert_eq!(p.agents[RECEIVER].stats().timeouts, 0, "no timeout needed");
+    // Four holes, each sent again exactly once.
+    assert_eq!(p.agents[SENDER].stats().retransmitted_packets, 4);
+}
+
+#[test]
+fn lost_cumulative_requests_are_covered_by_the_next_one() {
+    let mut p = pair(RcpConfig::default(), 300_000);
+    let mut reqs = 0;
+    p.script = Box::new(move |dir, _, pkt| {
+        let (flags, _, _) = kind(pkt);
+        if dir == RECEIVER && flags.has(RcpFlags::REQ) && !flags.has(RcpFlags::PUL) {
+            reqs += 1;
+            if reqs % 3 == 0 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    assert_eq!(p.agents[SENDER].stats().retransmitted_packets, 0);
+}
+
+#[test]
+fn pull_sends_exactly_the_block_and_cumulative_only_new_data() {
+    use joulenet_wire::rcp::{RcpRepr, RequestBlock};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let log: Rc<RefCell<Vec<(u32, usize, u8)>>> = Rc::default();
+    let l = log.clone();
+    let mut p = pair(RcpConfig::default(), 100_000);
+    p.script = Box::new(move |dir, _, pkt| {
+        let (flags, seq, len) = kind(pkt);
+        if dir == SENDER {
+            l.borrow_mut().push((seq, len, flags.0));
+        }
+        Fate::Deliver
+    });
+    p.start();
+    // Stop at the first delivery: the sender has sent the initial window
+    // and freed nothing yet.
+    assert!(p.run_until(LIMIT, |p| p.hosts[RECEIVER].received > 0));
+    let isn = log.borrow()[0].0; // the SYN
+    let data_seq = |i: u64| isn.wrapping_add(1 + i as u32);
+    let high = log.borrow().iter().filter(|e| e.1 > 0).count() as u64 * MSS;
+    let req = |flags: u8, seq: u32, length: u16, blocks: &[RequestBlock]| {
+        let mut r = RcpRepr {
+            src_port: 5000,
+            dst_port: 5000,
+            seq,
+            ack: data_seq(0),
+            flags: RcpFlags(RcpFlags::REQ | RcpFlags::ACK | flags),
+            length,
+            ..RcpRepr::default()
+        };
+        for (i, b) in blocks.iter().enumerate() {
+            r.blocks[i] = *b;
+        }
+        r.block_count = blocks.len() as u8;
+        let mut out = Vec::new();
+        r.emit(&[], &mut out);
+        out
+    };
+    let inject = |p: &mut Pair, pkt: Vec<u8>| -> Vec<(u32, usize, u8)> {
+        let n = log.borrow().len();
+        let from = p.hosts[RECEIVER].addr;
+        p.agents[SENDER].on_packet(&mut p.hosts[SENDER], from, &pkt);
+        p.flush(SENDER);
+        log.borrow()[n..].to_vec()
+    };
+    // Pull: exactly the one block, even far below SND.NXT.
+    let b = RequestBlock {
+        start: data_seq(MSS),
+        end: data_seq(2 * MSS),
+    };
+    let sent = inject(&mut p, req(RcpFlags::PUL, b.start, MSS as u16, &[]));
+    assert_eq!(
+        sent,
+        vec![(b.start, MSS as usize, RcpFlags::LIM | RcpFlags::FIN)]
+    );
+    // Cumulative at or below SND.NXT: nothing again.
+    let sent = inject(&mut p, req(0, data_seq(MSS), 0, &[b]));
+    assert!(sent.iter().all(|e| e.1 == 0), "{sent:?}");
+    // A REQ whose blocks name a pull never served: the sender serves it.
+    let lost = RequestBlock {
+        start: data_seq(3 * MSS),
+        end: data_seq(4 * MSS),
+    };
+    let sent = inject(&mut p, req(0, data_seq(MSS), 0, &[lost, b]));
+    assert_eq!(sent[0].0, lost.start);
+    assert_eq!(sent[0].1, MSS as usize);
+    // Cumulative beyond SND.NXT: new data from SND.NXT on.
+    let sent = inject(&mut p, req(0, data_seq(high + 3 * MSS), 0, &[lost, b]));
+    let data: Vec<_> = sent.iter().filter(|e| e.1 > 0).collect();
+    assert!(!data.is_empty());
+    assert!(data
+        .iter()
+        .all(|e| e.0.wrapping_sub(isn) as u64 > high - MSS));
+}
+
+#[test]
+fn eln_recovers_wireless_losses_without_cutting_the_window() {
+    let cfg = RcpConfig {
+        eln: true,
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 400_000);
+    let mut data = 0;
+    p.script = Box::new(move |dir, _, pkt| {
+        let (_, _, len) = kind(pkt);
+        if dir == SENDER && len > 0 {
+            data += 1;
+            if [40, 44, 48, 52, 65, 68, 71].contains(&data) {
+                return Fate::DropNotified;
+            }
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    assert_eq!(g(&p, "eln_recoveries"), 7);
+    assert_eq!(
+        p.agents[RECEIVER].stats().fast_recoveries,
+        0,
+        "no window cut"
+    );
+    assert_eq!(
+        p.agents[RECEIVER].gauge("ssthresh"),
+        Some((1u64 << 53) as f64)
+    );
+}
+
+#[test]
+fn power_save_sleeps_while_the_channel_is_bad_and_resumes_from_the_holes() {
+    let cfg = RcpConfig {
+        power_save: Some(PowerSave::default()),
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 3_000_000);
+    p.rate_bps = 2_000_000;
+    p.start();
+    p.run_until(LIMIT, |p| p.now >= Time::from_secs(2));
+    p.hosts[RECEIVER].loss_estimate = Some(0.1);
+    let got = p.hosts[RECEIVER].received;
+    p.run_until(LIMIT, |p| p.now >= Time::from_secs(5));
+    assert_eq!(g(&p, "sleeping"), 1);
+    // Asleep but for the 2 ms beacons.
+    let mut asleep = 0;
+    for _ in 0..200 {
+        p.step();
+        asleep += (p.hosts[RECEIVER].mode == RadioMode::Sleep) as u32;
+    }
+    // Steps alternate between waking for a beacon and falling asleep.
+    assert!(asleep >= 99, "{asleep}");
+    assert!(
+        p.hosts[RECEIVER].received < got + 200_000,
+        "little moves while asleep"
+    );
+    p.hosts[RECEIVER].loss_estimate = Some(0.0);
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    assert_eq!(g(&p, "sleep_periods"), 1);
+    assert_eq!(
+        p.agents[RECEIVER].stats().timeouts,
+        0,
+        "timers are frozen while asleep"
+    );
+}
+
+#[test]
+fn a_small_sender_buffer_puts_the_receiver_in_persist_mode() {
+    let cfg = RcpConfig {
+        send_buffer: 8 * 1024,
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 200_000);
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+}
+
+#[test]
+fn malformed_packets_are_counted_and_dropped() {
+    let mut p = pair(RcpConfig::default(), 10_000);
+    p.start();
+    let junk: [&[u8]; 4] = [&[], &[1, 2, 3], &[0u8; 20], &[0xff; 40]];
+    for j in junk {
+        for i in [SENDER, RECEIVER] {
+            let from = p.hosts[1 - i].addr;
+            p.agents[i].on_packet(&mut p.hosts[i], from, j);
+        }
+    }
+    assert_eq!(p.agents[SENDER].stats().malformed_dropped, 4);
+    assert_eq!(p.agents[RECEIVER].stats().malformed_dropped, 4);
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+}

@@ -1,0 +1,107 @@
+//! RCP and R²CP inside the simulator: whole, verified streams through loss,
+//! ELN reports, power save, and an R²CP interface outage.
+
+use joulenet_sim::{ParamPoint, Scenario};
+
+fn run(text: &str) -> joulenet_sim::RunResult {
+    let sc = Scenario::parse_str(text, "t", ".".into()).expect("valid scenario");
+    joulenet_sim::run(&sc, &ParamPoint::default(), 1, &mut |_| {}).expect("runs")
+}
+
+const WIRELESS: &str = r#"
+stop = "120s"
+[topology]
+kind = "two_nodes"
+[link]
+rate = "2Mbps"
+delay = "15ms"
+radio = "80211b"
+loss = { model = "bernoulli", rate = 0.03 }
+[flow]
+protocol = "PROTO"
+app = "bulk"
+bytes = "1MB"
+"#;
+
+#[test]
+fn rcp_variants_deliver_whole_verified_streams_over_a_lossy_hop() {
+    for proto in ["rcp", "rcp-eln", "rcp-stp"] {
+        let r = run(&WIRELESS.replace("PROTO", proto));
+        let f = &r.flows[0];
+        assert!(f.completed, "{proto}");
+        assert_eq!(f.bytes_delivered, 1_000_000, "{proto}");
+        assert_eq!(f.corrupt_deliveries, 0, "{proto}");
+    }
+}
+
+#[test]
+fn eln_avoids_the_window_cuts_random_loss_causes() {
+    let plain = run(&WIRELESS.replace("PROTO", "rcp"));
+    let eln = run(&WIRELESS.replace("PROTO", "rcp-eln"));
+    assert!(eln.flows[0].fast_recoveries < plain.flows[0].fast_recoveries);
+    assert!(eln.flows[0].goodput_bps > plain.flows[0].goodput_bps);
+}
+
+#[test]
+fn power_save_sleeps_through_bad_periods() {
+    let text = r#"
+stop = "60s"
+[topology]
+kind = "two_nodes"
+[link]
+rate = "2Mbps"
+delay = "15ms"
+radio = "80211b"
+loss = { model = "gilbert_elliott", good = { mean = "5s", loss = 0.0001 }, bad = { mean = "5s", loss = 0.1 } }
+[flow]
+protocol = "rcp"
+app = "bulk"
+bytes = "4MB"
+[flow.rcp]
+power_save = true
+"#;
+    let r = run(text);
+    assert!(r.flows[0].completed);
+    assert_eq!(r.flows[0].corrupt_deliveries, 0);
+    assert!(r.nodes[1].sleep_s > 1.0, "the receiver slept");
+}
+
+#[test]
+fn r2cp_survives_an_interface_outage_and_migrates_to_the_other_server() {
+    let text = r#"
+stop = "120s"
+[topology]
+kind = "multihomed"
+[topology.interface0]
+rate = "11Mbps"
+delay = "2ms"
+radio = "80211b"
+down = ["2s..4s"]
+[topology.interface1]
+rate = "11Mbps"
+delay = "2ms"
+radio = "80211b"
+down = ["5s..7s"]
+[topology.backbone0]
+rate = "4Mbps"
+delay = "10ms"
+[topology.backbone1]
+rate = "2Mbps"
+delay = "40ms"
+[flow]
+protocol = "PROTO"
+from = "srv0"
+to = "mh"
+app = "bulk"
+bytes = "4MB"
+[flow.r2cp]
+servers = ["srv1"]
+"#;
+    for proto in ["r2cp", "r2cp-s", "r2cp-stripe"] {
+        let r = run(&text.replace("PROTO", proto));
+        let f = &r.flows[0];
+        assert!(f.completed, "{proto}");
+        assert_eq!(f.bytes_delivered, 4_000_000, "{proto}");
+        assert_eq!(f.corrupt_deliveries, 0, "{proto}");
+    }
+}

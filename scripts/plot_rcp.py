@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Figures for docs/reproduction/rcp.md from the CSVs `joulenet reproduce rcp`
+writes (default docs/reproduction/rcp/). Usage: scripts/plot_rcp.py [DIR]"""
+import csv, re, sys, os
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+d = sys.argv[1] if len(sys.argv) > 1 else "docs/reproduction/rcp"
+
+def rows(name):
+    with open(os.path.join(d, name)) as f:
+        return list(csv.DictReader(f))
+
+def series(name, xkey, ykey, xconv=float):
+    out = {}
+    for r in rows(name):
+        kv = dict(re.findall(r"(\S+)=(\S+)", r["point"]))
+        x = xconv(re.sub(r"[a-zA-Z/]+$", "", kv[xkey]))
+        out.setdefault(kv["protocol"], []).append((x, float(r[ykey])))
+    return {k: sorted(v) for k, v in out.items()}
+
+def plot(name, xkey, ykey, xlabel, ylabel, out, logx=False, ideal=None):
+    plt.figure(figsize=(5, 3.5))
+    for p, pts in series(name, xkey, ykey).items():
+        plt.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=p)
+    if ideal:
+        xs = sorted({x for pts in series(name, xkey, ykey).values() for x, _ in pts})
+        plt.plot(xs, [ideal(x) for x in xs], "k--", label="ideal")
+    if logx:
+        plt.xscale("log")
+    plt.xlabel(xlabel); plt.ylabel(ylabel); plt.grid(alpha=.3); plt.legend(fontsize=8)
+    plt.tight_layout(); plt.savefig(os.path.join(d, out), dpi=110); plt.close()
+
+plot("wireless.csv", "rate", "goodput_mbps", "random loss rate (both ways)", "goodput Mbit/s", "wireless.png", logx=True)
+plot("satellite.csv", "delay", "goodput_mbps", "satellite one-way delay (ms)", "goodput Mbit/s", "satellite.png")
+plot("power.csv", "mean", "mh_energy_j", "mean bad-state duration (s)", "mobile host energy J", "power_energy.png")
+plot("power.csv", "mean", "goodput_mbps", "mean bad-state duration (s)", "goodput Mbit/s", "power_goodput.png")
+plot("aggregation_bw.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_bw.png", ideal=lambda x: 4 + x)
+plot("aggregation_rtt.csv", "delay", "goodput_mbps", "second path backbone delay (ms)", "goodput Mbit/s", "aggregation_rtt.png", ideal=lambda x: 8)
+fr = rows("friendliness.csv")
+plt.figure(figsize=(5, 3.5))
+k = [int(r["rcp_flows"]) for r in fr]
+plt.plot(k, [float(r["mean_mbps"]) for r in fr], marker="o", label="mean per-flow Mb/s")
+plt.plot(k, [float(r["cov"]) for r in fr], marker="s", label="CoV")
+plt.xlabel("RCP flows of 20"); plt.grid(alpha=.3); plt.legend(fontsize=8); plt.tight_layout()
+plt.savefig(os.path.join(d, "friendliness.png"), dpi=110)
+print("figures in", d)
+
+def by_protocol(name, xkey, ykey):
+    out = {}
+    for r in rows(name):
+        out.setdefault(r["protocol"], []).append((float(r[xkey]), float(r[ykey])))
+    return out
+
+for name, xkey, ykey, xlabel, out in [
+    ("reverse.csv", "sources", "mean_mbps", "reverse-path Pareto on/off sources", "reverse.png"),
+    ("fluctuation.csv", "fluctuation", "goodput_mbps", "fluctuation index c", "fluctuation.png"),
+]:
+    plt.figure(figsize=(5, 3.5))
+    for p, pts in by_protocol(name, xkey, ykey).items():
+        plt.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=p)
+    plt.xlabel(xlabel); plt.ylabel("goodput Mbit/s"); plt.grid(alpha=.3); plt.legend(fontsize=8)
+    plt.tight_layout(); plt.savefig(os.path.join(d, out), dpi=110); plt.close()
