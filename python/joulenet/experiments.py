@@ -83,7 +83,7 @@ class PaperReproduction:
 
 def paper(name: str, quick: bool = True, seeds: Optional[int] = None, out: Optional[str] = None) -> PaperReproduction:
     """Run a paper's experiments exactly as ``joulenet reproduce NAME``
-    does (``"wwp"`` or ``"e2tcp"``), without the PNG step (use
+    does (``"wwp"``, ``"e2tcp"`` or ``"rcp"``), without the PNG step (use
     :mod:`joulenet.plot` or ``scripts/plot_reproduction.py`` on ``.out``).
     The GIL is released while the simulations run."""
     import json

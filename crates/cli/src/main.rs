@@ -10,7 +10,6 @@ mod demo;
 mod list;
 mod real;
 mod reproduce;
-mod reproduce_rcp;
 mod runner;
 
 use std::path::PathBuf;

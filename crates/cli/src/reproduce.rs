@@ -41,19 +41,14 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
     let name = match args.paper {
         Paper::Wwp => "wwp",
         Paper::E2tcp => "e2tcp",
-        Paper::Rcp => {
-            let out = args
-                .out
-                .unwrap_or_else(|| PathBuf::from("docs/reproduction/rcp"));
-            return crate::reproduce_rcp::reproduce(crate::reproduce_rcp::ReproduceRcpArgs {
-                quick: args.quick,
-                out,
-            });
-        }
+        Paper::Rcp => "rcp",
     };
-    let out = args
-        .out
-        .unwrap_or_else(|| PathBuf::from("results/reproduce").join(name));
+    // RCP's tables are kept under docs/ (its figures are drawn from them).
+    let default = match args.paper {
+        Paper::Rcp => PathBuf::from("docs/reproduction/rcp"),
+        _ => PathBuf::from("results/reproduce").join(name),
+    };
+    let out = args.out.unwrap_or(default);
     let options = Options {
         quick: args.quick,
         seeds: args.seeds,
@@ -62,7 +57,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
         echo: true,
     };
     let outcome = joulenet_experiments::reproduce(name, &options)?;
-    if !args.no_plots {
+    if !args.no_plots && !matches!(args.paper, Paper::Rcp) {
         match joulenet_experiments::plot(&outcome.out, &args.scenarios) {
             Ok(()) => println!("figures (PNG) written to {}", outcome.out.display()),
             Err(e) => eprintln!("warning: {e}"),

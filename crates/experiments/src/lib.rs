@@ -11,6 +11,7 @@
 //! Depends on the simulator only; it must not depend on the CLI or Python.
 
 mod e2tcp;
+mod rcp;
 mod wwp;
 
 use std::fmt::Write as _;
@@ -25,6 +26,10 @@ pub const PAPERS: &[(&str, &str)] = &[
     (
         "e2tcp",
         "E2TCP vs Tahoe/Reno/NewReno (Figures 1-18, Table 1)",
+    ),
+    (
+        "rcp",
+        "RCP / R²CP: wireless loss, satellite, power management, friendliness, aggregation",
     ),
 ];
 
@@ -63,6 +68,18 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
     }
     let out = options.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    if paper == "rcp" {
+        let report = rcp::reproduce(options)?;
+        if options.echo {
+            print!("{report}");
+        }
+        std::fs::write(out.join("report.txt"), &report).map_err(|e| e.to_string())?;
+        return Ok(Outcome {
+            report,
+            runs: 0,
+            out,
+        });
+    }
     let seeds = options
         .seeds
         .unwrap_or(if options.quick { 1 } else { 3 })
@@ -94,6 +111,42 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
         runs: ctx.runs,
         out,
     })
+}
+
+/// Run every (point, seed) of `scenario` on `jobs` threads; results in
+/// (point, seed) order, so the outcome does not depend on `jobs`.
+pub(crate) fn run_all(
+    scenario: &Scenario,
+    points: &[joulenet_sim::ParamPoint],
+    seeds: &[u64],
+    jobs: usize,
+) -> Result<Vec<RunResult>, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let tasks: Vec<(usize, u64)> = (0..points.len())
+        .flat_map(|p| seeds.iter().map(move |&s| (p, s)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<RunResult, String>>>> =
+        Mutex::new((0..tasks.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, tasks.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(p, seed)) = tasks.get(i) else {
+                    break;
+                };
+                let r = run(scenario, &points[p], seed, &mut |_| {}).map_err(|e| e.to_string());
+                results.lock().expect("no worker panicked")[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every task ran"))
+        .collect()
 }
 
 /// Turn the figure data in `out` into PNGs with

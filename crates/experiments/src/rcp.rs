@@ -4,20 +4,9 @@
 
 use std::fmt::Write as _;
 
-use clap::Args;
 use joulenet_sim::{RunResult, Scenario};
 
-use crate::runner::run_all;
-
-#[derive(Args)]
-pub struct ReproduceRcpArgs {
-    /// Fewer seeds and shorter runs (under a minute)
-    #[arg(long)]
-    pub quick: bool,
-    /// Directory for the CSV tables
-    #[arg(long, default_value = "docs/reproduction/rcp")]
-    pub out: std::path::PathBuf,
-}
+use crate::{run_all, Options};
 
 const WIRELESS: &str = r#"
 name = "rcp-wireless-loss"
@@ -226,7 +215,7 @@ fn run_table(
 ) -> Result<Table, String> {
     let points = sc.points();
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let runs = run_all(sc, &points, seeds, jobs, true)?;
+    let runs = run_all(sc, &points, seeds, jobs)?;
     let mut csv = String::from("point");
     let mut text = format!("\n## {title}\n\n| point |");
     for (c, _) in columns {
@@ -283,7 +272,8 @@ fn mh_sleep(r: &RunResult) -> f64 {
         .map_or(0.0, |n| n.sleep_s)
 }
 
-pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
+/// Run the RCP / R²CP experiments; returns the report.
+pub fn reproduce(args: &Options) -> Result<String, String> {
     let started = std::time::Instant::now();
     let (seeds, stop_w, stop_p, stop_a, stop_f): (Vec<u64>, &str, &str, &str, &str) = if args.quick
     {
@@ -352,7 +342,7 @@ pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
     for k in [0usize, 5, 10, 15, 20] {
         let sc = Scenario::parse_str(&friendliness(k, stop_f), "rcp-friendliness", ".".into())
             .map_err(|e| e.to_string())?;
-        let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+        let runs = run_all(&sc, &sc.points(), &seeds, jobs)?;
         let (mut m, mut c, mut mr, mut mt) = (0.0, 0.0, 0.0, 0.0);
         for r in &runs {
             let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps / 1e6).collect();
@@ -390,7 +380,7 @@ pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
             let sc =
                 Scenario::parse_str(&reverse_path(proto, n, stop_f), "rcp-reverse", ".".into())
                     .map_err(|e| e.to_string())?;
-            let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+            let runs = run_all(&sc, &sc.points(), &seeds, jobs)?;
             let m = mean(&runs, |r| {
                 let g: Vec<f64> = r.flows[..20].iter().map(|f| f.goodput_bps / 1e6).collect();
                 g.iter().sum::<f64>() / 20.0
@@ -415,7 +405,7 @@ pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
         for proto in ["r2cp", "r2cp-s", "r2cp-stripe"] {
             let sc = Scenario::parse_str(&fluctuating(proto, c, stop_a), "r2cp-fluct", ".".into())
                 .map_err(|e| e.to_string())?;
-            let runs = run_all(&sc, &sc.points(), &seeds, jobs, true)?;
+            let runs = run_all(&sc, &sc.points(), &seeds, jobs)?;
             let m = mean(&runs, |r| {
                 r.flows.last().map_or(0.0, |f| f.goodput_bps / 1e6)
             });
@@ -426,7 +416,7 @@ pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
         out.push('\n');
     }
     files.push(("fluctuation.csv", csv));
-    println!(
+    let mut report = format!(
         "# joulenet reproduce rcp{}\n{} seed(s) per point{}",
         if args.quick { " --quick" } else { "" },
         seeds.len(),
@@ -437,10 +427,10 @@ pub fn reproduce(args: ReproduceRcpArgs) -> Result<(), String> {
             let _ = std::fs::write(args.out.join(name), csv);
         }
     }
-    println!(
-        "\n{:.1} s wall; CSV in {}",
+    report.push_str(&format!(
+        "\n{:.1} s wall; CSV in {}\n",
         started.elapsed().as_secs_f64(),
         args.out.display()
-    );
-    Ok(())
+    ));
+    Ok(report)
 }
