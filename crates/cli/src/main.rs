@@ -45,6 +45,12 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
     /// Benchmark the simulator: 50 MB NewReno over 10 Mbit/s, 50 ms, 1% loss
     Bench(bench::BenchArgs),
+    /// Write an HTML report of a sweep campaign (SQLite store of the Python package)
+    Report {
+        /// Arguments for `python -m joulenet report`: DB [-o report.html]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Real network: accept connections and measure them (iperf3 -s)
     Serve(real::ServeArgs),
     /// Real network: send a generated stream to a server and measure it (iperf3 -c)
@@ -55,6 +61,24 @@ enum Command {
     Recv(real::RecvArgs),
     /// Real network: a UDP relay applying the simulator's loss models, delay and rate
     Emulate(real::EmulateArgs),
+}
+
+/// Reports are drawn by the Python package (pandas, matplotlib); the binary
+/// only hands over, so it does not depend on Python to build or run.
+fn report(args: &[String]) -> Result<(), String> {
+    let python = std::env::var("JOULENET_PYTHON").unwrap_or_else(|_| "python3".into());
+    let status = std::process::Command::new(&python)
+        .args(["-m", "joulenet", "report"])
+        .args(args)
+        .status()
+        .map_err(|e| format!("could not run {python}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{python} -m joulenet report` failed; it needs the joulenet Python package (`pip install .`, docs/python.md); set JOULENET_PYTHON to choose the interpreter"
+        ))
+    }
 }
 
 fn main() -> ExitCode {
@@ -68,6 +92,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Bench(args) => bench::bench(args),
+        Command::Report { args } => report(&args),
         Command::Reproduce(args) => reproduce::reproduce(args),
         Command::Serve(args) => real::serve(args),
         Command::Client(args) => real::client(args),
