@@ -14,6 +14,15 @@ use crate::frame::Frame;
 use crate::link::{Exchange, LinkIndex, Transmitter};
 use crate::pcap::Capture;
 
+/// What deciding one frame's exchange needs of its link.
+struct ExchangeParams {
+    rate_bps: u64,
+    delay: Duration,
+    arq: Option<crate::link::Arq>,
+    down: bool,
+    overhead: u32,
+}
+
 /// A node's state beyond its links.
 #[derive(Debug, Default)]
 pub struct NodeState {
@@ -258,18 +267,26 @@ impl Core {
     fn exchange(&mut self, l: LinkIndex, frame: &Frame) -> Exchange {
         let now = self.now;
         let li = l as usize;
-        let params = self.links[li].params.clone();
+        // Only the scalars: the link's downtime schedule stays where it is.
+        let p = &self.links[li].params;
+        let params = ExchangeParams {
+            rate_bps: p.rate_bps,
+            delay: p.delay,
+            arq: p.arq,
+            down: p.down.is_down(now),
+            overhead: p.overhead_bytes,
+        };
         let (from_radio, to_radio, reverse) = (
             self.links[li].from_radio,
             self.links[li].to_radio,
             self.links[li].reverse,
         );
         let receiver_listening = self.radio_usable(to_radio, now + params.delay);
-        let bits = params.frame_bits(frame.network_len());
+        let bits = (frame.network_len() as u64 + params.overhead as u64) * 8;
         let t_frame = Duration::transmission(bits, params.rate_bps);
         let d = params.delay;
         // A link that is down (`link_schedule`) loses what starts on it.
-        let down = params.down.is_down(now);
+        let down = params.down;
         let Some(arq) = params.arq else {
             let lost = down
                 || self.links[li].loss.is_lost(
