@@ -13,6 +13,9 @@ pub struct NewReno {
     /// (RFC 3465 byte counting), which is SMSS·SMSS/cwnd per byte without
     /// rounding loss.
     ca_acked: u64,
+    /// Feedback is sparse (STP-like, see `stp.rs`): count every acknowledged
+    /// byte in slow start and every whole window in congestion avoidance.
+    pub(super) sparse_feedback: bool,
 }
 
 impl NewReno {
@@ -24,13 +27,18 @@ impl NewReno {
             cwnd: initial_window.max(mss),
             ssthresh: initial_ssthresh,
             ca_acked: 0,
+            sparse_feedback: false,
         }
     }
 }
 
 impl CongestionControl for NewReno {
     fn name(&self) -> &'static str {
-        "newreno"
+        if self.sparse_feedback {
+            "stp"
+        } else {
+            "newreno"
+        }
     }
     fn window(&self) -> u64 {
         self.cwnd
@@ -44,13 +52,22 @@ impl CongestionControl for NewReno {
 
     fn on_ack(&mut self, _now: Time, acked_bytes: u64, _rtt: Option<Duration>, _flight: u64) {
         if self.in_slow_start() {
-            self.cwnd = slow_start(self.cwnd, acked_bytes, self.mss);
+            self.cwnd = if self.sparse_feedback {
+                self.cwnd.saturating_add(acked_bytes)
+            } else {
+                slow_start(self.cwnd, acked_bytes, self.mss)
+            };
             return;
         }
         self.ca_acked += acked_bytes;
-        if self.ca_acked >= self.cwnd {
+        // One MSS per window of acknowledged bytes; with sparse feedback one
+        // report may cover several windows.
+        while self.ca_acked >= self.cwnd {
             self.ca_acked -= self.cwnd;
             self.cwnd += self.mss;
+            if !self.sparse_feedback {
+                break;
+            }
         }
     }
 

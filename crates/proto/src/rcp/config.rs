@@ -101,7 +101,7 @@ impl RcpConfig {
         let iw = self.initial_window as u64 * mss;
         match self.controller {
             RcpController::NewReno => Box::new(NewReno::new(mss, iw, self.initial_ssthresh)),
-            RcpController::Stp => Box::new(StpLike::new(mss, iw, self.initial_ssthresh)),
+            RcpController::Stp => Box::new(StpLike::stp_like(mss, iw, self.initial_ssthresh)),
         }
     }
 }
