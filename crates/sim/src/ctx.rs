@@ -24,13 +24,17 @@ impl Net for Ctx<'_> {
         self.ep.addr
     }
 
-    fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+    fn send(&mut self, to: Addr, packet: Vec<u8>, mut opts: TxOpts) {
+        if let Some(ac) = self.ep.access_class {
+            opts.access_class = ac;
+        }
         let frame = Frame {
             packet,
             src: self.ep.addr,
             dst: to,
             opts,
             sent_at: self.core.now,
+            hops: 0,
         };
         self.core.send_from(self.ep.addr.node, frame);
     }

@@ -38,6 +38,8 @@ pub struct Endpoint {
     pub app_ready_pending: bool,
     /// Link-layer hooks this agent asked for (see `crate::link_hooks`).
     pub hooks: crate::link_hooks::LinkHooks,
+    /// The flow's access category, stamped on every packet it sends.
+    pub access_class: Option<joulenet_proto::AccessClass>,
 }
 
 impl Endpoint {
@@ -65,6 +67,7 @@ impl Endpoint {
             done: false,
             app_ready_pending: false,
             hooks: Default::default(),
+            access_class: None,
         }
     }
 

@@ -15,6 +15,9 @@ pub struct Frame {
     pub opts: TxOpts,
     /// When the agent handed it to the network.
     pub sent_at: Time,
+    /// Hops travelled over the shared medium (a hop limit ends routing
+    /// loops while nodes' link-state views disagree).
+    pub hops: u8,
 }
 
 impl Frame {

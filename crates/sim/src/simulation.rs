@@ -220,6 +220,9 @@ impl Simulation {
                 extra.push(index);
             }
             sim.flow_extra.push(extra);
+            for ep in sim.endpoints.iter_mut().filter(|e| e.flow == f as u32) {
+                ep.access_class = flow.access_class;
+            }
             core.flows.push(FlowObserver::default());
             core.queue.push(start, Event::FlowStart(f as u32));
         }

@@ -68,6 +68,10 @@ pub struct FlowSpec {
     pub app: AppSpec,
     /// Cross traffic does not keep the run going once measured flows end.
     pub background: bool,
+    /// EDCA access category of every packet of the flow (both directions),
+    /// overriding what the protocol asks for; only on a `[medium]` with
+    /// `edca = true`.
+    pub access_class: Option<joulenet_proto::AccessClass>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

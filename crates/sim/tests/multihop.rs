@@ -456,6 +456,18 @@ fn medium_errors_name_the_key() {
         ),
         ("[medium]\nrouting = \"aodv\"", "medium.routing"),
         (
+            "[medium]\nrouting = \"link_state\"\nrouting_updates = \"radio\"",
+            "medium.routing_updates",
+        ),
+        (
+            "[medium]\nrouting = \"hops\"\nrouting_updates = \"air\"",
+            "medium.routing_updates",
+        ),
+        (
+            "[medium]\nmac = \"tdma\"\nrouting = \"link_state\"\nrouting_updates = \"air\"",
+            "medium.routing_updates",
+        ),
+        (
             "[medium]\n[[medium.outages]]\nnode = 9\nduration = \"1s\"",
             "medium.outages[0].node",
         ),
@@ -522,7 +534,7 @@ start = "2s"
 duration = "100s""#;
     let instant = grid_flow(outage);
     let ls = grid_flow(&format!(
-        "routing = \"link_state\"\nrouting_interval = \"6s\"\n{outage}"
+        "routing = \"link_state\"\nrouting_updates = \"instant\"\nrouting_interval = \"6s\"\n{outage}"
     ));
     let (i, l) = (instant.flows[0].goodput_bps, ls.flows[0].goodput_bps);
     assert!(l < 0.9 * i, "link state {l:.0} vs instant {i:.0}");
@@ -581,4 +593,154 @@ fn tdma_has_no_collisions_and_sleeps_between_slots() {
     assert_eq!(mn.retransmissions, 0);
     assert_eq!(mn.acks_tx, 0);
     assert!(arq.flows[0].goodput_bps > none.flows[0].goodput_bps);
+}
+
+fn two_categories(first: &str, second: &str) -> RunResult {
+    run(&format!(
+        r#"
+stop = "10s"
+[topology]
+kind = "cells"
+stations = 2
+radius = 30
+[medium]
+edca = true
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "8Mbps"
+message = 1000
+[[flows]]
+from = "sta1"
+to = "ap"
+access_category = "{first}"
+[[flows]]
+from = "sta2"
+to = "ap"
+access_category = "{second}"
+"#
+    ))
+}
+
+/// EDCA from the scenario: two saturated stations, one voice (AIFSN 2,
+/// CW 7..15), one background (AIFSN 7, CW 31..1023). Voice wins most
+/// accesses; with both in one category the share is even.
+#[test]
+fn voice_gets_the_larger_share_of_a_saturated_cell() {
+    let r = two_categories("voice", "background");
+    let (vo, bk) = (r.flows[0].goodput_bps, r.flows[1].goodput_bps);
+    assert!(vo > 4.0 * bk, "voice {vo:.0} vs background {bk:.0}");
+    let even = two_categories("best_effort", "best_effort");
+    let (a, b) = (even.flows[0].goodput_bps, even.flows[1].goodput_bps);
+    assert!((a / b - 1.0).abs() < 0.1, "{a:.0} vs {b:.0}");
+    // The total stays near the cell's capacity either way.
+    assert!(vo + bk > 0.9 * (a + b), "{} vs {}", vo + bk, a + b);
+}
+
+#[test]
+fn access_category_errors_name_the_key() {
+    let chain = "stop = \"1s\"\n[topology]\nkind = \"chain\"\nhops = 2\n";
+    let cases: &[(String, &str)] = &[
+        (
+            format!("{chain}[medium]\nedca = true\n[flow]\naccess_category = \"gold\""),
+            "flow.access_category",
+        ),
+        (
+            format!("{chain}[medium]\n[flow]\naccess_category = \"voice\""),
+            "flow.access_category",
+        ),
+        (
+            format!("{chain}[medium]\nedca = true\n[[flows]]\naccess_category = 3"),
+            "flows[0].access_category",
+        ),
+        (
+            "stop = \"1s\"\n[flow]\naccess_category = \"voice\"".to_string(),
+            "flow.access_category",
+        ),
+    ];
+    for (text, key) in cases {
+        let e = joulenet_sim::Scenario::parse_str(text, "t", ".".into())
+            .and_then(|s| s.spec(&ParamPoint::new()).map(|_| ()))
+            .expect_err(text);
+        assert_eq!(e.key, *key, "{text}: {e}");
+    }
+}
+
+fn detour_flow(medium: &str) -> RunResult {
+    run(&format!(
+        r#"
+stop = "20s"
+[topology]
+kind = "explicit"
+positions = [[0, 0], [200, 0], [400, 0], [0, 200], [200, 200], [400, 200]]
+[medium]
+range = 250
+{medium}
+[[medium.outages]]
+node = 1
+start = "2.5s"
+duration = "100s"
+[flow]
+protocol = "newreno"
+app = "backlogged"
+from = 0
+to = 2
+"#
+    ))
+}
+
+/// Link-state advertisements over the air: flooded broadcast frames that
+/// cost airtime, and views that learn a failure only when the failed
+/// node's neighbours stop advertising it (dead interval, 3 × the update
+/// interval) and that news floods to the source — later than views
+/// refreshed without messages, but the routes do converge around it.
+/// (0–1–2 is the only 2-hop path; 0–3–4–5–2 the detour.)
+#[test]
+fn over_the_air_link_state_converges_after_a_failure() {
+    let instant = detour_flow("");
+    let abstract_ = detour_flow(
+        "routing = \"link_state\"\nrouting_updates = \"instant\"\nrouting_interval = \"1s\"",
+    );
+    let air = detour_flow("routing = \"link_state\"\nrouting_interval = \"1s\"");
+    let m = air.medium.as_ref().unwrap();
+    // 6 nodes × ~20 advertisements, each flooded on by the others.
+    assert!(m.lsa_originated >= 100, "{m:?}");
+    assert!(m.lsa_forwarded > m.lsa_originated, "{m:?}");
+    assert!(m.broadcasts >= m.lsa_originated + m.lsa_forwarded - 10);
+    assert_eq!(abstract_.medium.as_ref().unwrap().lsa_originated, 0);
+    let (i, a, o) = (
+        instant.flows[0].goodput_bps,
+        abstract_.flows[0].goodput_bps,
+        air.flows[0].goodput_bps,
+    );
+    // (Views refreshed every second hide the failure for less than TCP's
+    // 1 s minimum RTO: no worse than instant routing.)
+    assert!(
+        o < 0.9 * a && a <= i,
+        "air {o:.0}, abstract {a:.0}, instant {i:.0}"
+    );
+    // Converged: after the stall the flow runs around the failed node.
+    assert!(o > 0.4 * i, "air {o:.0} vs instant {i:.0}");
+    assert_eq!(m.hop_limit_drops, 0);
+}
+
+/// Every scenario shipped under scenarios/multihop/ validates at every
+/// sweep point.
+#[test]
+fn shipped_multihop_scenarios_are_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/multihop");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let s = joulenet_sim::Scenario::from_file(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            for p in s.points() {
+                s.spec(&p)
+                    .unwrap_or_else(|e| panic!("{} {p:?}: {e}", path.display()));
+            }
+            count += 1;
+        }
+    }
+    assert!(count >= 10, "{count} scenarios");
 }

@@ -58,6 +58,8 @@ struct Queued {
     seq: u16,
     /// Attempts allowed, including the first.
     attempts: u8,
+    /// A link-state advertisement (handled by the medium, not delivered).
+    lsa: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -171,6 +173,10 @@ pub struct Medium {
     all_up_routes: Option<Routes>,
     pub(super) dyn_: super::dynamics::Dynamics,
     pub(super) tdma: Option<super::tdma::Tdma>,
+    /// Per-node link-state views (over-the-air advertisements).
+    pub(super) ls: Option<super::link_state::LinkStateViews>,
+    /// Advertisements decoded during a transmission's end, to flood on.
+    lsa_flood: Vec<(usize, Vec<u8>)>,
     st: Vec<Station>,
     air: Vec<Option<Air>>,
     free: Vec<u32>,
@@ -252,6 +258,8 @@ impl Medium {
             down_count: vec![0; n],
             dyn_: Default::default(),
             tdma: None,
+            ls: None,
+            lsa_flood: Vec::new(),
             st,
             air: Vec::new(),
             free: Vec::new(),
@@ -333,6 +341,7 @@ impl Medium {
         let super::Routing::LinkState {
             interval,
             min_samples,
+            over_air: false,
         } = self.spec.routing
         else {
             return;
@@ -446,6 +455,7 @@ impl Medium {
             next,
             seq,
             attempts,
+            lsa: false,
         });
         self.kick(core, node as usize, ac);
     }
@@ -485,6 +495,7 @@ impl Medium {
             MediumEvent::NodeUp { outage } => self.outage_event(core, outage, false),
             MediumEvent::Move => self.move_event(core),
             MediumEvent::RouteUpdate => self.route_update(core),
+            MediumEvent::Advertise { node } => self.advertise(core, node as usize),
             MediumEvent::Slot { index, phase } => self.slot_event(core, index, phase),
         }
     }
@@ -855,6 +866,9 @@ impl Medium {
                 }
             }
             self.st[ri].eifs = false;
+            if let Some(ls) = self.ls.as_mut() {
+                ls.heard(ri, s, now);
+            }
             self.receive(core, ri, &air);
         }
         let mut touched = std::mem::take(&mut self.scratch);
@@ -882,6 +896,10 @@ impl Medium {
         touched.clear();
         self.scratch = touched;
         self.update_sense(core, s);
+        for (r, bytes) in std::mem::take(&mut self.lsa_flood) {
+            self.stats.lsa_forwarded += 1;
+            self.enqueue_lsa(core, r, bytes);
+        }
         let (mut rx, mut sensed) = (air.rx, air.sensed);
         rx.clear();
         sensed.clear();
@@ -947,6 +965,10 @@ impl Medium {
                     };
                     if dup {
                         self.stats.duplicates += 1;
+                        return;
+                    }
+                    if self.head_is_lsa(air) {
+                        self.lsa_received(core, r, air);
                         return;
                     }
                     if let Some(frame) = self.copy_head(core, air) {
@@ -1016,7 +1038,116 @@ impl Medium {
             dst: q.frame.dst,
             opts: q.frame.opts,
             sent_at: q.frame.sent_at,
+            hops: q.frame.hops,
         })
+    }
+
+    fn head_is_lsa(&self, air: &Air) -> bool {
+        let st = &self.st[air.src as usize];
+        st.acs[st.cur]
+            .queue
+            .front()
+            .is_some_and(|q| q.seq == air.seq && q.lsa)
+    }
+
+    /// `r` decoded an advertisement: news is installed, routes recomputed
+    /// and the advertisement flooded on (after the transmission ends).
+    fn lsa_received(&mut self, core: &mut Core, r: usize, air: &Air) {
+        let st = &self.st[air.src as usize];
+        let Some(q) = st.acs[st.cur].queue.front() else {
+            return;
+        };
+        let Some(lsa) = super::link_state::Lsa::decode(&q.frame.packet) else {
+            return;
+        };
+        let Some(ls) = self.ls.as_mut() else {
+            return;
+        };
+        if ls.install(r, lsa) {
+            self.stats.lsa_installed += 1;
+            ls.route_row(r, &mut self.routes);
+            let mut bytes = core.buffer();
+            bytes.extend_from_slice(&q.frame.packet);
+            self.lsa_flood.push((r, bytes));
+        }
+    }
+
+    /// ETX of `a`'s link toward `b`: measured (attempts per ACK) once the
+    /// link has carried `min_samples` frames, else from the model's PER
+    /// both ways.
+    pub(super) fn etx_toward(&self, a: usize, b: usize, min_samples: u64) -> f32 {
+        if let Some(x) = self.st[a].nbrs.iter().find(|x| x.node == b as NodeId) {
+            if x.attempts >= min_samples {
+                return (x.attempts as f64 / x.acked.max(1) as f64).min(100.0) as f32;
+            }
+        }
+        let (f, r) = (self.per_of(a, b) as f64, self.per_of(b, a) as f64);
+        if f >= 1.0 {
+            return 100.0;
+        }
+        (1.0 / ((1.0 - f) * (1.0 - r).max(0.01))).min(100.0) as f32
+    }
+
+    /// Node `u` originates its advertisement: the neighbours it heard
+    /// within the dead interval, broadcast to be flooded.
+    fn advertise(&mut self, core: &mut Core, u: usize) {
+        let (super::Routing::LinkState { min_samples, .. }, Some(ls)) =
+            (self.spec.routing, self.ls.as_ref())
+        else {
+            return;
+        };
+        let interval = ls.interval;
+        core.queue.push(
+            core.now + interval,
+            Event::Medium(MediumEvent::Advertise { node: u as u32 }),
+        );
+        if !self.up[u] || !core.nodes[u].alive() {
+            return;
+        }
+        let live: Vec<usize> = ls.live_neighbours(u, core.now).collect();
+        let links = live
+            .into_iter()
+            .map(|v| (v as NodeId, self.etx_toward(u, v, min_samples)))
+            .collect();
+        let ls = self.ls.as_mut().expect("checked above");
+        let lsa = ls.originate(u, links);
+        ls.route_row(u, &mut self.routes);
+        self.stats.lsa_originated += 1;
+        let mut bytes = core.buffer();
+        lsa.encode(&mut bytes);
+        self.enqueue_lsa(core, u, bytes);
+    }
+
+    /// Queue an advertisement for broadcast at `node` (voice category under
+    /// EDCA, as routing control usually is).
+    fn enqueue_lsa(&mut self, core: &mut Core, node: usize, bytes: Vec<u8>) {
+        let mut opts = joulenet_proto::TxOpts::ipv4(super::link_state::IP_PROTOCOL);
+        opts.access_class = joulenet_proto::AccessClass::Voice;
+        let frame = Frame {
+            packet: bytes,
+            src: joulenet_proto::Addr::new(node as NodeId, 0),
+            dst: joulenet_proto::Addr::new(BROADCAST, 0),
+            opts,
+            sent_at: core.now,
+            hops: 0,
+        };
+        let ac = if self.spec.edca { 0 } else { 2 };
+        let st = &mut self.st[node];
+        if st.acs[ac].queue.len() >= self.spec.queue_limit {
+            self.stats.queue_drops += 1;
+            core.recycle(frame.packet);
+            return;
+        }
+        let seq = st.next_seq;
+        st.next_seq = st.next_seq.wrapping_add(1);
+        st.acs[ac].queue.push_back(Queued {
+            frame,
+            next: BROADCAST,
+            seq,
+            attempts: 1,
+            lsa: true,
+        });
+        self.kick(core, node, ac);
     }
 
     /// The head frame's exchange is over (acknowledged, or sent without ACK).

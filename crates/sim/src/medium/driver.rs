@@ -21,7 +21,14 @@ impl Core {
             return Some(frame);
         };
         let back = match m.next_hop(node, frame.dst.node) {
+            Some(_) if frame.hops >= super::HOP_LIMIT => {
+                m.stats.hop_limit_drops += 1;
+                self.recycle(frame.packet);
+                None
+            }
             Some((next, _)) => {
+                let mut frame = frame;
+                frame.hops += 1;
                 m.enqueue(self, node, frame, next);
                 None
             }

@@ -117,11 +117,44 @@ impl Medium {
                 Event::Medium(MediumEvent::NodeDown { outage: i as u32 }),
             );
         }
-        if let super::Routing::LinkState { interval, .. } = self.spec.routing {
-            core.queue.push(
+        match self.spec.routing {
+            super::Routing::LinkState {
+                interval,
+                over_air: false,
+                ..
+            } => core.queue.push(
                 Time::ZERO + interval,
                 Event::Medium(MediumEvent::RouteUpdate),
-            );
+            ),
+            super::Routing::LinkState {
+                interval,
+                min_samples,
+                over_air: true,
+            } => {
+                // Converged at time zero; each node's first advertisement
+                // at a random offset within the first interval.
+                let n = self.nodes();
+                let links = (0..n)
+                    .map(|a| {
+                        (0..n)
+                            .filter(|&b| {
+                                b != a && self.per_of(a, b) < 1.0 && self.per_of(b, a) < 1.0
+                            })
+                            .map(|b| (b as NodeId, self.etx_toward(a, b, min_samples)))
+                            .collect()
+                    })
+                    .collect();
+                self.ls = Some(super::link_state::LinkStateViews::new(interval, links));
+                for node in 0..n {
+                    let mut rng = streams.stream(&format!("medium/{node}/advertise"));
+                    let offset = Duration(rng.random_range(0..interval.0.max(1)));
+                    core.queue.push(
+                        Time::ZERO + offset,
+                        Event::Medium(MediumEvent::Advertise { node: node as u32 }),
+                    );
+                }
+            }
+            _ => {}
         }
         if let Some(m) = self.spec.mobility.clone() {
             let movers: Vec<usize> = if m.nodes.is_empty() {

@@ -13,6 +13,7 @@
 pub mod csma;
 pub mod driver;
 pub mod dynamics;
+pub mod link_state;
 pub mod phy;
 pub mod routing;
 pub mod tdma;
@@ -27,6 +28,9 @@ pub use phy::Phy;
 
 /// MAC-level broadcast address.
 pub const BROADCAST: NodeId = u32::MAX;
+
+/// Hops a frame may travel over the medium (IP's default TTL).
+pub const HOP_LIMIT: u8 = 64;
 
 /// The largest number of nodes on one medium (per-pair tables are n²).
 pub const MAX_NODES: usize = 1000;
@@ -66,8 +70,12 @@ pub enum MediumEvent {
     },
     /// Mobile nodes' positions are brought up to date.
     Move,
-    /// Periodic link-state route update.
+    /// Periodic link-state route update (views refreshed without messages).
     RouteUpdate,
+    /// A node originates its link-state advertisement (over the air).
+    Advertise {
+        node: u32,
+    },
     /// TDMA slot `index`: 0 wakes the slot's radios, 1 sends, 2 ends it.
     Slot {
         index: u32,
@@ -148,10 +156,14 @@ pub enum Routing {
     /// learnt at the next update), with ETX weights from the measured
     /// per-neighbour delivery ratios where a link has carried at least
     /// `min_samples` frames (inaccurate with few samples), else from the
-    /// model. The update messages themselves are not put on the air.
+    /// model. With `over_air`, every node originates an advertisement every
+    /// `interval` as a flooded broadcast frame and routes on its own view
+    /// (`link_state.rs`); else every view is refreshed at once, without
+    /// messages.
     LinkState {
         interval: Duration,
         min_samples: u64,
+        over_air: bool,
     },
 }
 
@@ -262,6 +274,13 @@ pub struct MediumStats {
     pub duplicates: u64,
     /// Frames overheard and handed to agents in promiscuous mode.
     pub overheard: u64,
+    /// Link-state advertisements (over the air): originated, broadcast
+    /// again by flooding nodes, and installed as news in a node's view.
+    pub lsa_originated: u64,
+    pub lsa_forwarded: u64,
+    pub lsa_installed: u64,
+    /// Frames dropped at the hop limit (routing loops).
+    pub hop_limit_drops: u64,
     pub broadcasts: u64,
     /// Seconds each node's radio spent transmitting, per node.
     pub tx_airtime_s: Vec<f64>,

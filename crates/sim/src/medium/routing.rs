@@ -51,30 +51,8 @@ impl Routes {
                     .collect()
             })
             .collect();
-        for src in 0..n {
-            if !up[src] {
-                continue;
-            }
-            let mut dist = vec![u64::MAX; n];
-            let mut first = vec![NONE; n];
-            let mut hops = vec![u32::MAX; n];
-            dist[src] = 0;
-            hops[src] = 0;
-            let mut heap = BinaryHeap::from([Reverse((0u64, src))]);
-            while let Some(Reverse((d, u))) = heap.pop() {
-                if d > dist[u] {
-                    continue;
-                }
-                for &(v, w) in &neighbours[u] {
-                    let nd = d + w;
-                    if nd < dist[v] {
-                        dist[v] = nd;
-                        hops[v] = hops[u] + 1;
-                        first[v] = if u == src { v as NodeId } else { first[u] };
-                        heap.push(Reverse((nd, v)));
-                    }
-                }
-            }
+        for src in (0..n).filter(|&s| up[s]) {
+            let (first, hops) = shortest_from(&neighbours, src);
             routes.next[src * n..(src + 1) * n].copy_from_slice(&first);
             routes.hops[src * n..(src + 1) * n].copy_from_slice(&hops);
         }
@@ -93,6 +71,33 @@ impl Routes {
     pub fn hops(&self, src: NodeId, dst: NodeId) -> u32 {
         self.hops[src as usize * self.n + dst as usize]
     }
+}
+
+/// Dijkstra from `src` over weighted adjacency lists: the first hop and
+/// the hop count toward every node (`NONE` / `u32::MAX` if unreachable).
+pub fn shortest_from(neighbours: &[Vec<(usize, u64)>], src: usize) -> (Vec<NodeId>, Vec<u32>) {
+    let n = neighbours.len();
+    let mut dist = vec![u64::MAX; n];
+    let mut first = vec![NONE; n];
+    let mut hops = vec![u32::MAX; n];
+    dist[src] = 0;
+    hops[src] = 0;
+    let mut heap = BinaryHeap::from([Reverse((0u64, src))]);
+    while let Some(Reverse((d, u))) = heap.pop() {
+        if d > dist[u] {
+            continue;
+        }
+        for &(v, w) in &neighbours[u] {
+            let nd = d + w;
+            if nd < dist[v] {
+                dist[v] = nd;
+                hops[v] = hops[u] + 1;
+                first[v] = if u == src { v as NodeId } else { first[u] };
+                heap.push(Reverse((nd, v)));
+            }
+        }
+    }
+    (first, hops)
 }
 
 #[cfg(test)]

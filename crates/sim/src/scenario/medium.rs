@@ -312,6 +312,25 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
             Routing::LinkState {
                 interval: positive_duration(m, "routing_interval", Some(Duration::from_secs(5)))?,
                 min_samples: m.int_in("routing_min_samples", 1, 1_000_000)?.unwrap_or(20),
+                over_air: match m
+                    .str("routing_updates")?
+                    .unwrap_or(if mac == Mac::Tdma { "instant" } else { "air" })
+                {
+                    "air" if mac == Mac::Tdma => {
+                        return Err(m.error(
+                            "routing_updates",
+                            "advertisements over the air need mac = \"csma\" (TDMA slots are per link, radios asleep outside them: no broadcast)",
+                        ))
+                    }
+                    "air" => true,
+                    "instant" => false,
+                    other => {
+                        return Err(m.error(
+                            "routing_updates",
+                            format!("expected \"air\" or \"instant\", got \"{other}\""),
+                        ))
+                    }
+                },
             },
         ),
         other => {

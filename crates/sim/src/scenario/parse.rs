@@ -4,13 +4,14 @@ use std::path::Path;
 
 use joulenet_channel::battery::Battery;
 use joulenet_channel::radio::RadioPolicy;
-use joulenet_proto::{Duration, NodeId};
+use joulenet_proto::{AccessClass, Duration, NodeId};
 use toml::Table;
 
 use super::reader::{Reader, Result};
 use super::topology::{node_ref, topology, Topology};
 use super::ScenarioError;
 use crate::app::AppSpec;
+use crate::medium::MediumSpec;
 use crate::protocols::ProtocolSpec;
 use crate::spec::{FlowSpec, NodeSpec, OutputSpec, Spec};
 
@@ -46,7 +47,7 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
         .collect();
     batteries(&root, &names, &mut nodes)?;
     let energy_policy = energy(&root)?;
-    let flows = flows(&root, &names, &default_flows)?;
+    let flows = flows(&root, &names, &default_flows, medium.as_ref())?;
     let output = output(&root)?;
     root.finish()?;
     let spec = Spec {
@@ -125,7 +126,12 @@ fn output(root: &Reader) -> Result<OutputSpec> {
     Ok(out)
 }
 
-fn flows(root: &Reader, names: &[String], defaults: &[(NodeId, NodeId)]) -> Result<Vec<FlowSpec>> {
+fn flows(
+    root: &Reader,
+    names: &[String],
+    defaults: &[(NodeId, NodeId)],
+    medium: Option<&MediumSpec>,
+) -> Result<Vec<FlowSpec>> {
     let base = match root.get("flow") {
         None => None,
         Some(toml::Value::Table(t)) => Some((t, "flow".to_string())),
@@ -137,14 +143,14 @@ fn flows(root: &Reader, names: &[String], defaults: &[(NodeId, NodeId)]) -> Resu
     if entries.is_empty() {
         for (i, &(from, to)) in defaults.iter().enumerate() {
             let r = Reader::layered(None, base_layer());
-            flows.push(flow(&r, i, names, (from, to))?);
+            flows.push(flow(&r, i, names, (from, to), medium)?);
             r.finish()?;
         }
     } else {
         let (from, to) = defaults[0];
         for (i, (table, path)) in entries.into_iter().enumerate() {
             let r = Reader::layered(Some((table, path)), base_layer());
-            flows.push(flow(&r, i, names, (from, to))?);
+            flows.push(flow(&r, i, names, (from, to), medium)?);
             r.finish()?;
         }
     }
@@ -168,6 +174,7 @@ const FLOW_KEYS: &[&str] = &[
     "mean_off",
     "shape",
     "background",
+    "access_category",
     "tcp",
     "wwp",
     "e2tcp",
@@ -175,7 +182,13 @@ const FLOW_KEYS: &[&str] = &[
     "r2cp",
 ];
 
-fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -> Result<FlowSpec> {
+fn flow(
+    r: &Reader,
+    index: usize,
+    names: &[String],
+    default: (NodeId, NodeId),
+    medium: Option<&MediumSpec>,
+) -> Result<FlowSpec> {
     let protocol_name = r.str("protocol")?.unwrap_or("newreno");
     let mut protocol = ProtocolSpec::named(protocol_name).ok_or_else(|| {
         let known: Vec<&str> = crate::protocols::PROTOCOLS.iter().map(|p| p.0).collect();
@@ -217,6 +230,7 @@ fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -
     }
     let app = app(r)?;
     let background = r.bool("background")?.unwrap_or(protocol.is_datagram());
+    let access_class = access_category(r, medium)?;
     let label = r
         .str("label")?
         .map(str::to_string)
@@ -235,7 +249,40 @@ fn flow(r: &Reader, index: usize, names: &[String], default: (NodeId, NodeId)) -
         stop,
         app,
         background,
+        access_class,
     })
+}
+
+/// `access_category`: the flow's 802.11e category on an EDCA medium.
+fn access_category(r: &Reader, medium: Option<&MediumSpec>) -> Result<Option<AccessClass>> {
+    let Some(name) = r.str("access_category")? else {
+        return Ok(None);
+    };
+    let ac = match name {
+        "voice" | "vo" => AccessClass::Voice,
+        "video" | "vi" => AccessClass::Video,
+        "best_effort" | "be" => AccessClass::BestEffort,
+        "background" | "bk" => AccessClass::Background,
+        other => {
+            return Err(r.error(
+                "access_category",
+                format!(
+                    "unknown access category \"{other}\" (known: voice, video, best_effort, background)"
+                ),
+            ))
+        }
+    };
+    match medium {
+        None => Err(r.error(
+            "access_category",
+            "access categories are a shared [medium]'s (point-to-point links have one queue)",
+        )),
+        Some(m) if !m.edca => Err(r.error(
+            "access_category",
+            "needs `edca = true` in [medium] (plain DCF has one category)",
+        )),
+        Some(_) => Ok(Some(ac)),
+    }
 }
 
 fn app(r: &Reader) -> Result<AppSpec> {
