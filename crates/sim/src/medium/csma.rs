@@ -9,11 +9,17 @@
 //!   `interference_range`. A receiver locks onto the first frame that
 //!   reaches it while it is neither transmitting nor locked; that reception
 //!   fails if any other transmission within interference range of the
-//!   receiver overlaps it, or if the receiver starts transmitting (no
-//!   capture). Hidden terminals arise from the geometry alone.
-//! * Propagation delay is neglected (it is under 1 µs at these ranges,
-//!   below a slot's CCA allowance); stations whose backoff ends in the same
-//!   slot collide.
+//!   receiver overlaps it, or if the receiver starts transmitting. With a
+//!   capture threshold, it fails only when the overlapping power comes
+//!   within the threshold of its own, and a frame that far above all else
+//!   on the air takes the receiver over. Hidden terminals arise from the
+//!   geometry alone.
+//! * Propagation delay is neglected by default (under 2 µs at these
+//!   ranges, below a slot's CCA allowance; stations whose backoff ends in
+//!   the same slot collide). When modelled, each node starts and stops
+//!   hearing a transmission distance / c later (`Arrive`/`Depart` events);
+//!   a frame whose sender is done with it while it still propagates is
+//!   kept with its transmission (`stash`).
 //! * DCF: DIFS (AIFS) then a backoff of uniform [0, CW] slots, frozen while
 //!   the medium is busy (physical or virtual carrier sense through the NAV),
 //!   EIFS after a frame that could not be decoded, binary exponential
@@ -86,6 +92,13 @@ struct Air {
     /// The nodes that sensed or were interfered with when it started
     /// (positions may change before it ends).
     sensed: Vec<(NodeId, u8)>,
+    /// When the sender stops transmitting.
+    end: Time,
+    /// Receivers it has yet to stop reaching (propagation delay).
+    pending: u32,
+    /// The frame, once its sender is done with it while it still
+    /// propagates (no ACK awaited), and whether it is an advertisement.
+    stash: Option<(Frame, bool)>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -158,6 +171,8 @@ struct Station {
     loss_rng: Pcg64Mcg,
     nbrs: Vec<Nbr>,
     tx_airtime: Duration,
+    /// Its latest transmission.
+    last_air: u32,
 }
 
 pub struct Medium {
@@ -190,6 +205,15 @@ pub struct Medium {
     cts_t: Duration,
     rts_t: Duration,
     scratch: Vec<NodeId>,
+    /// Propagation delay in ns per ordered pair (empty: not modelled).
+    delay: Vec<u32>,
+    /// Twice the propagation delay over the range, added to the ACK/CTS
+    /// timeout (802.11's coverage class).
+    round_trip: Duration,
+    /// Relative received power per ordered pair (empty without capture).
+    power: Vec<f32>,
+    /// Total power of the interfering transmissions reaching each node.
+    intf_power: Vec<f64>,
     rx_pool: Vec<Vec<(NodeId, bool)>>,
     sensed_pool: Vec<Vec<(NodeId, u8)>>,
 }
@@ -240,6 +264,7 @@ impl Medium {
                 loss_rng: streams.stream(&format!("medium/{i}/reception")),
                 nbrs: Vec::new(),
                 tx_airtime: Duration::ZERO,
+                last_air: u32::MAX,
             })
             .collect();
         let up = vec![true; n];
@@ -272,6 +297,13 @@ impl Medium {
             cts_t: phy.control_airtime(phy::CTS_BYTES),
             rts_t: phy.control_airtime(phy::RTS_BYTES),
             scratch: Vec::new(),
+            delay: delay_matrix(spec),
+            round_trip: match spec.propagation_delay {
+                true => Duration::from_secs_f64(2.0 * spec.range / LIGHT),
+                false => Duration::ZERO,
+            },
+            power: power_matrix(spec),
+            intf_power: vec![0.0; n],
             rx_pool: Vec::new(),
             sensed_pool: Vec::new(),
             spec: spec.clone(),
@@ -299,6 +331,8 @@ impl Medium {
             self.per_bad = self.spec.per_matrix_with_loss(f.extra_loss_db);
         }
         self.near = near_lists(&self.spec, &self.per);
+        self.delay = delay_matrix(&self.spec);
+        self.power = power_matrix(&self.spec);
         if !self.stale_views() {
             self.routes = Routes::compute(&self.per, self.n, self.spec.metric, &self.up);
         }
@@ -485,6 +519,13 @@ impl Medium {
     pub fn handle(&mut self, core: &mut Core, ev: MediumEvent) {
         match ev {
             MediumEvent::TxEnd(id) => self.tx_end(core, id),
+            MediumEvent::Arrive { id, node, flags } => {
+                self.arrive(core, id, node as usize, flags);
+                if flags & CS != 0 {
+                    self.update_sense(core, node as usize);
+                }
+            }
+            MediumEvent::Depart { id, node, flags } => self.depart(core, id, node as usize, flags),
             MediumEvent::Access { node, ac, gen } => {
                 self.access(core, node as usize, ac as usize, gen)
             }
@@ -760,43 +801,12 @@ impl Medium {
         ledger.add_tx(now, end);
         self.st[s].tx_airtime += airtime;
         self.st[s].tx_active = true;
+        self.st[s].last_air = id;
         if let Some(a) = self.st[s].locked.take() {
             spoil(&mut self.air, a, s as NodeId);
         }
-        let mut rx = self.rx_pool.pop().unwrap_or_default();
-        let mut touched = std::mem::take(&mut self.scratch);
-        let mut dst_missed = false;
         let mut sensed = self.sensed_pool.pop().unwrap_or_default();
         sensed.extend_from_slice(&self.near[s]);
-        for &(r, fl) in &sensed {
-            let ri = r as usize;
-            let stn = &mut self.st[ri];
-            let quiet = stn.intf == 0;
-            if fl & INTF != 0 {
-                stn.intf += 1;
-                if let Some(a) = stn.locked {
-                    spoil(&mut self.air, a, r);
-                }
-            }
-            if fl & RX != 0
-                && !stn.tx_active
-                && stn.locked.is_none()
-                && core.nodes[ri].alive()
-                && core.radios[stn.radio as usize].usable_at(now)
-            {
-                stn.locked = Some(id);
-                rx.push((r, quiet));
-                let ledger = &mut core.radios[stn.radio as usize];
-                ledger.advance(now);
-                ledger.add_rx(now, end);
-            } else if fl & RX != 0 && r == dst {
-                dst_missed = true;
-            }
-            if fl & CS != 0 {
-                stn.busy += 1;
-                touched.push(r);
-            }
-        }
         self.air[id as usize] = Some(Air {
             src: s as NodeId,
             dst,
@@ -805,11 +815,36 @@ impl Medium {
             bytes,
             seq,
             wants_ack,
-            dst_missed,
-            rx,
-            sensed,
+            dst_missed: false,
+            rx: self.rx_pool.pop().unwrap_or_default(),
+            sensed: Vec::new(),
+            end,
+            pending: 0,
+            stash: None,
         });
         core.queue.push(end, Event::Medium(MediumEvent::TxEnd(id)));
+        let mut touched = std::mem::take(&mut self.scratch);
+        for &(r, fl) in &sensed {
+            match self.delay_to(s, r) {
+                Duration::ZERO => {
+                    self.arrive(core, id, r as usize, fl);
+                    if fl & CS != 0 {
+                        touched.push(r);
+                    }
+                }
+                d => core.queue.push(
+                    now + d,
+                    Event::Medium(MediumEvent::Arrive {
+                        id,
+                        node: r,
+                        flags: fl,
+                    }),
+                ),
+            }
+        }
+        if let Some(air) = self.air[id as usize].as_mut() {
+            air.sensed = sensed;
+        }
         for &r in &touched {
             self.update_sense(core, r as usize);
         }
@@ -818,12 +853,96 @@ impl Medium {
         self.update_sense(core, s);
     }
 
-    fn tx_end(&mut self, core: &mut Core, id: u32) {
-        let Some(air) = self.air.get_mut(id as usize).and_then(Option::take) else {
+    /// Propagation delay from `a` to `b` (zero unless modelled).
+    fn delay_to(&self, a: usize, b: NodeId) -> Duration {
+        match self.delay.is_empty() {
+            true => Duration::ZERO,
+            false => Duration(self.delay[a * self.n + b as usize] as u64),
+        }
+    }
+
+    /// Received power at `r` of a transmission from `a` (relative, linear).
+    fn power(&self, a: usize, r: usize) -> f64 {
+        self.power[a * self.n + r] as f64
+    }
+
+    /// Whether a reception from `src` at `r` survives interference of total
+    /// power `interference` (capture), or there is none.
+    fn clear_of(&self, src: usize, r: usize, interference: f64) -> bool {
+        match self.spec.capture_db {
+            _ if interference <= 0.0 => true,
+            None => false,
+            Some(db) => 10.0 * (self.power(src, r) / interference).log10() >= db,
+        }
+    }
+
+    /// Transmission `id` begins to reach `r`: `r` locks onto it if free,
+    /// senses it, and suffers it as interference.
+    fn arrive(&mut self, core: &mut Core, id: u32, r: usize, fl: u8) {
+        let now = core.now;
+        let Some(air) = self.air[id as usize].as_ref() else {
             return;
         };
-        self.free.push(id);
-        let now = core.now;
+        let (src, dst) = (air.src as usize, air.dst);
+        let end = air.end + self.delay_to(src, r as NodeId);
+        let capture = self.spec.capture_db.is_some();
+        let before = self.st[r].intf;
+        let quiet = if capture {
+            self.clear_of(src, r, self.intf_power[r])
+        } else {
+            before == 0
+        };
+        // With capture, a frame far enough above everything else on the air
+        // at `r` takes the receiver over from a weaker one it was locked on.
+        if fl & INTF != 0 {
+            self.st[r].intf += 1;
+            if capture {
+                self.intf_power[r] += self.power(src, r);
+            }
+            if let Some(a) = self.st[r].locked {
+                let takes_over = capture && fl & RX != 0 && quiet;
+                let survives = !takes_over
+                    && capture
+                    && self.air[a as usize].as_ref().is_some_and(|l| {
+                        let own = self.power(l.src as usize, r);
+                        self.clear_of(l.src as usize, r, self.intf_power[r] - own)
+                    });
+                if !survives {
+                    spoil(&mut self.air, a, r as NodeId);
+                }
+                if takes_over {
+                    self.st[r].locked = None;
+                }
+            }
+        }
+        let stn = &mut self.st[r];
+        if fl & RX != 0
+            && !stn.tx_active
+            && stn.locked.is_none()
+            && core.nodes[r].alive()
+            && core.radios[stn.radio as usize].usable_at(now)
+        {
+            stn.locked = Some(id);
+            let ledger = &mut core.radios[stn.radio as usize];
+            ledger.advance(now);
+            ledger.add_rx(now, end);
+            if let Some(air) = self.air[id as usize].as_mut() {
+                air.rx.push((r as NodeId, quiet));
+            }
+        } else if fl & RX != 0 && r as NodeId == dst {
+            if let Some(air) = self.air[id as usize].as_mut() {
+                air.dst_missed = true;
+            }
+        }
+        if fl & CS != 0 {
+            self.st[r].busy += 1;
+        }
+    }
+
+    fn tx_end(&mut self, core: &mut Core, id: u32) {
+        let Some(mut air) = self.air.get_mut(id as usize).and_then(Option::take) else {
+            return;
+        };
         let s = air.src as usize;
         self.st[s].tx_active = false;
         if air.dst_missed && core.nodes[air.dst as usize].alive() {
@@ -832,7 +951,103 @@ impl Medium {
                 self.stats.data_collisions += 1;
             }
         }
-        for &(r, ok) in &air.rx {
+        let mut touched = std::mem::take(&mut self.scratch);
+        let sensed = std::mem::take(&mut air.sensed);
+        if self.delay.is_empty() {
+            self.decode_all(core, id, &air, |_| true);
+            for &(r, fl) in &sensed {
+                self.unsense(r as usize, s, fl);
+                if fl & CS != 0 {
+                    touched.push(r);
+                }
+            }
+        } else {
+            for &(r, fl) in &sensed {
+                air.pending += 1;
+                core.queue.push(
+                    core.now + self.delay_to(s, r),
+                    Event::Medium(MediumEvent::Depart {
+                        id,
+                        node: r,
+                        flags: fl,
+                    }),
+                );
+            }
+        }
+        air.sensed = sensed;
+        let kind = air.kind;
+        let wants_ack = air.wants_ack;
+        self.park(core, id, air);
+        match kind {
+            Kind::Data if wants_ack => {
+                self.arm_timeout(core, s, self.ack_t);
+            }
+            Kind::Data => self.complete(core, s, false),
+            Kind::Rts => self.arm_timeout(core, s, self.cts_t),
+            Kind::Ack | Kind::Cts => {}
+        }
+        for &r in &touched {
+            self.update_sense(core, r as usize);
+        }
+        touched.clear();
+        self.scratch = touched;
+        self.update_sense(core, s);
+        self.flood_pending(core);
+    }
+
+    /// Transmission `id` stops reaching `r` (propagation delay modelled).
+    fn depart(&mut self, core: &mut Core, id: u32, r: usize, fl: u8) {
+        let Some(mut air) = self.air.get_mut(id as usize).and_then(Option::take) else {
+            return;
+        };
+        self.decode_all(core, id, &air, |x| x == r as NodeId);
+        self.unsense(r, air.src as usize, fl);
+        air.pending -= 1;
+        self.park(core, id, air);
+        if fl & CS != 0 {
+            self.update_sense(core, r);
+        }
+        self.flood_pending(core);
+    }
+
+    /// Put a transmission back while receivers still hear it, else free it.
+    fn park(&mut self, core: &mut Core, id: u32, mut air: Air) {
+        if air.pending > 0 {
+            self.air[id as usize] = Some(air);
+            return;
+        }
+        self.free.push(id);
+        if let Some((frame, _)) = air.stash.take() {
+            core.recycle(frame.packet);
+        }
+        let (mut rx, mut sensed) = (air.rx, air.sensed);
+        rx.clear();
+        sensed.clear();
+        self.rx_pool.push(rx);
+        self.sensed_pool.push(sensed);
+    }
+
+    /// `r` no longer senses or suffers a transmission from `src`.
+    fn unsense(&mut self, r: usize, src: usize, fl: u8) {
+        if fl & INTF != 0 {
+            self.st[r].intf -= 1;
+            if self.spec.capture_db.is_some() {
+                self.intf_power[r] = match self.st[r].intf {
+                    0 => 0.0,
+                    _ => self.intf_power[r] - self.power(src, r),
+                };
+            }
+        }
+        if fl & CS != 0 {
+            self.st[r].busy -= 1;
+        }
+    }
+
+    /// Receivers locked onto `air` (those `which` selects) decode it or not.
+    fn decode_all(&mut self, core: &mut Core, id: u32, air: &Air, which: impl Fn(NodeId) -> bool) {
+        let now = core.now;
+        let s = air.src as usize;
+        for &(r, ok) in air.rx.iter().filter(|x| which(x.0)) {
             let ri = r as usize;
             if self.st[ri].locked == Some(id) {
                 self.st[ri].locked = None;
@@ -869,48 +1084,21 @@ impl Medium {
             if let Some(ls) = self.ls.as_mut() {
                 ls.heard(ri, s, now);
             }
-            self.receive(core, ri, &air);
+            self.receive(core, ri, air);
         }
-        let mut touched = std::mem::take(&mut self.scratch);
-        for &(r, fl) in &air.sensed {
-            let stn = &mut self.st[r as usize];
-            if fl & INTF != 0 {
-                stn.intf -= 1;
-            }
-            if fl & CS != 0 {
-                stn.busy -= 1;
-                touched.push(r);
-            }
-        }
-        match air.kind {
-            Kind::Data if air.wants_ack => {
-                self.arm_timeout(core, s, self.ack_t);
-            }
-            Kind::Data => self.complete(core, s, false),
-            Kind::Rts => self.arm_timeout(core, s, self.cts_t),
-            Kind::Ack | Kind::Cts => {}
-        }
-        for &r in &touched {
-            self.update_sense(core, r as usize);
-        }
-        touched.clear();
-        self.scratch = touched;
-        self.update_sense(core, s);
+    }
+
+    fn flood_pending(&mut self, core: &mut Core) {
         for (r, bytes) in std::mem::take(&mut self.lsa_flood) {
             self.stats.lsa_forwarded += 1;
             self.enqueue_lsa(core, r, bytes);
         }
-        let (mut rx, mut sensed) = (air.rx, air.sensed);
-        rx.clear();
-        sensed.clear();
-        self.rx_pool.push(rx);
-        self.sensed_pool.push(sensed);
     }
 
     fn arm_timeout(&mut self, core: &mut Core, s: usize, answer: Duration) {
         let st = &mut self.st[s];
         st.tgen = st.tgen.wrapping_add(1);
-        let at = core.now + self.sifs + answer + self.slot;
+        let at = core.now + self.sifs + answer + self.slot + self.round_trip;
         core.queue.push(
             at,
             Event::Medium(MediumEvent::Timeout {
@@ -1023,52 +1211,57 @@ impl Medium {
         }
     }
 
-    /// A copy of the sender's head frame (the one on the air).
-    fn copy_head(&self, core: &mut Core, air: &Air) -> Option<Frame> {
+    /// The frame on the air: the sender's head frame, or the one it
+    /// handed over while the transmission still propagates.
+    fn on_air<'a>(&'a self, air: &'a Air) -> Option<(&'a Frame, bool)> {
+        if let Some((frame, lsa)) = &air.stash {
+            return Some((frame, *lsa));
+        }
         let st = &self.st[air.src as usize];
         let q = st.acs[st.cur].queue.front()?;
-        if q.seq != air.seq {
-            return None;
-        }
+        (q.seq == air.seq).then_some((&q.frame, q.lsa))
+    }
+
+    /// A copy of the frame on the air.
+    fn copy_head(&self, core: &mut Core, air: &Air) -> Option<Frame> {
+        let (f, _) = self.on_air(air)?;
         let mut packet = core.buffer();
-        packet.extend_from_slice(&q.frame.packet);
+        packet.extend_from_slice(&f.packet);
         Some(Frame {
             packet,
-            src: q.frame.src,
-            dst: q.frame.dst,
-            opts: q.frame.opts,
-            sent_at: q.frame.sent_at,
-            hops: q.frame.hops,
+            src: f.src,
+            dst: f.dst,
+            opts: f.opts,
+            sent_at: f.sent_at,
+            hops: f.hops,
         })
     }
 
     fn head_is_lsa(&self, air: &Air) -> bool {
-        let st = &self.st[air.src as usize];
-        st.acs[st.cur]
-            .queue
-            .front()
-            .is_some_and(|q| q.seq == air.seq && q.lsa)
+        self.on_air(air).is_some_and(|(_, lsa)| lsa)
     }
 
     /// `r` decoded an advertisement: news is installed, routes recomputed
     /// and the advertisement flooded on (after the transmission ends).
     fn lsa_received(&mut self, core: &mut Core, r: usize, air: &Air) {
-        let st = &self.st[air.src as usize];
-        let Some(q) = st.acs[st.cur].queue.front() else {
+        let Some((frame, _)) = self.on_air(air) else {
             return;
         };
-        let Some(lsa) = super::link_state::Lsa::decode(&q.frame.packet) else {
+        let Some(lsa) = super::link_state::Lsa::decode(&frame.packet) else {
             return;
         };
+        let mut bytes = core.buffer();
+        bytes.extend_from_slice(&frame.packet);
         let Some(ls) = self.ls.as_mut() else {
+            core.recycle(bytes);
             return;
         };
         if ls.install(r, lsa) {
             self.stats.lsa_installed += 1;
             ls.route_row(r, &mut self.routes);
-            let mut bytes = core.buffer();
-            bytes.extend_from_slice(&q.frame.packet);
             self.lsa_flood.push((r, bytes));
+        } else {
+            core.recycle(bytes);
         }
     }
 
@@ -1162,7 +1355,13 @@ impl Medium {
                     x.acked += 1;
                 }
             }
-            core.recycle(q.frame.packet);
+            // Still propagating toward farther receivers: the air keeps it.
+            match self.air.get_mut(st.last_air as usize) {
+                Some(Some(air)) if air.src as usize == s && air.seq == q.seq && air.pending > 0 => {
+                    air.stash = Some((q.frame, q.lsa));
+                }
+                _ => core.recycle(q.frame.packet),
+            }
         }
         let a = &mut st.acs[ac];
         a.cw = a.p.cw_min;
@@ -1317,6 +1516,49 @@ fn spoil(air: &mut [Option<Air>], a: u32, r: NodeId) {
             x.1 = false;
         }
     }
+}
+
+/// Speed of light, m/s.
+const LIGHT: f64 = 299_792_458.0;
+
+/// Propagation delay in ns between every ordered pair within interference
+/// or carrier-sense range; empty when the medium neglects it.
+fn delay_matrix(spec: &MediumSpec) -> Vec<u32> {
+    if !spec.propagation_delay {
+        return Vec::new();
+    }
+    let n = spec.positions.len();
+    let mut d = vec![0u32; n * n];
+    for a in 0..n {
+        for b in 0..n {
+            d[a * n + b] = (spec.distance(a, b) / LIGHT * 1e9)
+                .round()
+                .min(u32::MAX as f64) as u32;
+        }
+    }
+    d
+}
+
+/// Received power per ordered pair relative to 1 m, from the path-loss
+/// exponent (the reception model's, 3 under `disc`); empty without capture.
+fn power_matrix(spec: &MediumSpec) -> Vec<f32> {
+    if spec.capture_db.is_none() {
+        return Vec::new();
+    }
+    let exponent = match spec.reception {
+        super::Reception::LogDistance { exponent, .. } => exponent,
+        super::Reception::Disc => 3.0,
+    };
+    let n = spec.positions.len();
+    let mut p = vec![0f32; n * n];
+    for a in 0..n {
+        for b in 0..n {
+            if a != b {
+                p[a * n + b] = spec.distance(a, b).max(1.0).powf(-exponent) as f32;
+            }
+        }
+    }
+    p
 }
 
 /// Who hears (RX), senses (CS) and is interfered with by (INTF) each node.

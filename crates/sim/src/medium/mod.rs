@@ -38,8 +38,20 @@ pub const MAX_NODES: usize = 1000;
 /// Events of the medium, carried by [`crate::event::Event::Medium`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum MediumEvent {
-    /// An on-air transmission ends.
+    /// An on-air transmission ends (at its sender).
     TxEnd(u32),
+    /// Transmission `id` starts / stops reaching `node` (with propagation
+    /// delay; `flags` say whether the node hears, senses, suffers it).
+    Arrive {
+        id: u32,
+        node: u32,
+        flags: u8,
+    },
+    Depart {
+        id: u32,
+        node: u32,
+        flags: u8,
+    },
     /// A station's backoff expires (stale if `gen` moved on).
     Access {
         node: u32,
@@ -176,6 +188,11 @@ pub struct MediumSpec {
     pub cs_range: f64,
     pub interference_range: f64,
     pub reception: Reception,
+    /// Model propagation delay (distance / speed of light).
+    pub propagation_delay: bool,
+    /// Capture: a reception survives overlapping transmissions while its
+    /// power exceeds theirs by this many dB (none: any overlap spoils it).
+    pub capture_db: Option<f64>,
     /// Explicit PER per (a, b) pair, both directions; 1 removes the link.
     pub per_overrides: Vec<(NodeId, NodeId, f64)>,
     pub phy: Phy,

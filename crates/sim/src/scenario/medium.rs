@@ -288,6 +288,17 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
         ));
     }
     let reception = reception(m)?;
+    let propagation_delay = m.bool("propagation_delay")?.unwrap_or(false);
+    let capture_db = match m.f64("capture_threshold_db")? {
+        None => None,
+        Some(db) if db.is_finite() && db >= 0.0 => Some(db),
+        Some(db) => {
+            return Err(m.error(
+                "capture_threshold_db",
+                format!("must be a non-negative number of dB, got {db}"),
+            ))
+        }
+    };
     let retry_limit = m.int_in("retry_limit", 0, 254)?.unwrap_or(7) as u8;
     let rts_threshold = match m.get("rts_threshold") {
         None => None,
@@ -350,6 +361,8 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
         cs_range,
         interference_range,
         reception,
+        propagation_delay,
+        capture_db,
         per_overrides: Vec::new(),
         phy,
         retry_limit,
