@@ -46,7 +46,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-fn splitmix64(mut z: u64) -> u64 {
+/// SplitMix64's finaliser: a well-mixed 64-bit hash of `z`.
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

@@ -455,6 +455,11 @@ fn medium_errors_name_the_key() {
             "medium.reception.exponent",
         ),
         ("[medium]\nrouting = \"aodv\"", "medium.routing"),
+        ("[medium]\ntdma_slots = 8", "medium.tdma_slots"),
+        (
+            "[medium]\nmac = \"tdma\"\ntdma_slots = 0",
+            "medium.tdma_slots",
+        ),
         (
             "[medium]\ncapture_threshold_db = -3",
             "medium.capture_threshold_db",
@@ -586,6 +591,32 @@ fn tdma_has_no_collisions_and_sleeps_between_slots() {
         let sum = n.tx_s + n.rx_s + n.idle_s + n.sleep_s;
         assert!(sum <= r.summary.duration_s + 1e-6);
     }
+    // Longer frames (extra slots filled with non-conflicting links) and a
+    // grid with more conflicts: still not a single collision.
+    let long = tdma_chain("tdma_slots = 24");
+    assert_eq!(long.medium.as_ref().unwrap().collisions, 0);
+    assert!(long.flows[0].goodput_bps > 100e3);
+    let grid = run(r#"
+stop = "10s"
+[topology]
+kind = "grid"
+rows = 3
+cols = 3
+spacing = 150
+[medium]
+mac = "tdma"
+[flow]
+protocol = "newreno"
+app = "backlogged"
+[[flows]]
+from = 0
+to = 8
+[[flows]]
+from = 2
+to = 6
+"#);
+    assert_eq!(grid.medium.as_ref().unwrap().collisions, 0);
+    assert!(grid.flows.iter().all(|f| f.bytes_delivered > 0));
     let csma = chain(4);
     let (e_tdma, e_csma) = (r.summary.energy_j, csma.summary.energy_j * 0.5);
     assert!(

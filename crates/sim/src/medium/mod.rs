@@ -205,6 +205,8 @@ pub struct MediumSpec {
     /// Four EDCA access categories instead of plain DCF.
     pub edca: bool,
     pub txop: Duration,
+    /// TDMA: shortest frame in slots (0: as many as the schedule needs).
+    pub tdma_slots: u32,
     pub radio: RadioProfile,
     pub metric: Metric,
     pub routing: Routing,

@@ -1,22 +1,29 @@
-//! A JAVeLEN-like TDMA MAC on the shared medium: every directed link gets a
-//! slot of a repeating frame from a pseudo-random, collision-free schedule
-//! (links are taken in a seeded random order and greedily given the first
-//! slot no link within interference range of either end already holds).
-//! Radios sleep outside the slots of their links, waking a guard time before
-//! sending. In its slot, a link's sender transmits its oldest frame for that
-//! neighbour, with a link ACK; a frame is retried in the link's later slots
-//! up to its attempt limit (`TxOpts::link_attempts`, else the retry limit).
-//! Per-link estimates of the available rate (unused slots) and of the loss
-//! rate are exposed through `Net::link`.
+//! A JAVeLEN-like TDMA MAC on the shared medium: pseudo-random,
+//! collision-free slot schedules regenerated every frame, in the spirit of
+//! the link-activation schedules JAVeLEN builds on (Bao & Garcia-Luna-Aceves).
+//!
+//! Every directed link in range has a priority per frame, a hash of (the
+//! run's seed, the link, the frame number) that every node can compute.
+//! Links are taken in priority order and greedily given the first slot that
+//! no conflicting link (one with an end within interference range of either
+//! of its ends) holds; a frame is as long as that colouring needs, or
+//! `tdma_slots` if longer, the extra slots filled greedily by fresh
+//! priorities. So each link gets at least one slot per frame, no two
+//! conflicting links ever share a slot, and which slot it gets changes from
+//! frame to frame. Radios sleep outside the slots of their links, waking a
+//! guard time before them. In its slot, a link's sender transmits its
+//! oldest frame for that neighbour, with a link ACK; a frame is retried in
+//! the link's later slots up to its attempt limit (`TxOpts::link_attempts`,
+//! else the retry limit). Per-link estimates of the available rate (unused
+//! slots) and of the loss rate are exposed through `Net::link`.
 
 use joulenet_proto::{Duration, NodeId, RadioMode};
-use rand::seq::SliceRandom;
 
 use super::csma::Medium;
 use super::MediumEvent;
 use crate::core::Core;
 use crate::event::Event;
-use crate::rng::Streams;
+use crate::rng::{splitmix64, Streams};
 
 /// Largest network packet a slot is sized for.
 pub const SLOT_BYTES: usize = 1500;
@@ -25,11 +32,80 @@ pub struct Tdma {
     pub slot: Duration,
     pub guard: Duration,
     pub links: Vec<(NodeId, NodeId)>,
+    /// Per link, the links it may not share a slot with.
+    pub conflicts: Vec<Vec<usize>>,
+    /// Seed of the schedules.
+    base: u64,
+    /// Shortest frame (`tdma_slots`).
+    min_slots: u32,
+    /// The current frame: its number, first slot index, length and links
+    /// per slot.
+    pub epoch: u64,
+    frame_first: u32,
     pub frame_len: u32,
     pub by_slot: Vec<Vec<usize>>,
     /// Per link: slots that passed, and slots that carried a frame.
     pub offered: Vec<u64>,
     pub used: Vec<u64>,
+    /// Slots that passed in all.
+    pub slots_elapsed: u64,
+}
+
+/// Priority of link `link` in frame `epoch` (and extra slot `slot`).
+fn priority(base: u64, link: (NodeId, NodeId), epoch: u64, slot: u64) -> u64 {
+    let key = ((link.0 as u64) << 32) | link.1 as u64;
+    splitmix64(base ^ splitmix64(key ^ splitmix64(epoch ^ splitmix64(slot))))
+}
+
+/// The schedule of frame `epoch`: links per slot, collision-free.
+pub fn frame_schedule(
+    links: &[(NodeId, NodeId)],
+    conflicts: &[Vec<usize>],
+    base: u64,
+    epoch: u64,
+    min_slots: u32,
+) -> Vec<Vec<usize>> {
+    let by_priority = |slot: u64| {
+        let mut order: Vec<usize> = (0..links.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(priority(base, links[i], epoch, slot)), i));
+        order
+    };
+    let mut slot_of = vec![u32::MAX; links.len()];
+    let mut frame: Vec<Vec<usize>> = Vec::new();
+    let mut taken = Vec::new();
+    for i in by_priority(u64::MAX) {
+        taken.clear();
+        taken.extend(
+            conflicts[i]
+                .iter()
+                .map(|&j| slot_of[j])
+                .filter(|&s| s != u32::MAX),
+        );
+        taken.sort_unstable();
+        let mut s = 0;
+        for &t in &taken {
+            if t == s {
+                s += 1;
+            } else if t > s {
+                break;
+            }
+        }
+        slot_of[i] = s;
+        if frame.len() <= s as usize {
+            frame.resize(s as usize + 1, Vec::new());
+        }
+        frame[s as usize].push(i);
+    }
+    let colours = frame.len().max(1);
+    frame.resize(colours.max(min_slots as usize), Vec::new());
+    for (k, slot) in frame.iter_mut().enumerate().skip(colours) {
+        for i in by_priority(k as u64) {
+            if slot.iter().all(|&j| !conflicts[i].contains(&j)) {
+                slot.push(i);
+            }
+        }
+    }
+    frame
 }
 
 impl Tdma {
@@ -37,9 +113,15 @@ impl Tdma {
         self.links.iter().position(|&l| l == (a, b))
     }
 
-    /// Capacity of one link (one slot per frame) in bit/s.
-    pub fn capacity_bps(&self) -> f64 {
-        (SLOT_BYTES * 8) as f64 / (self.slot.as_secs_f64() * self.frame_len as f64)
+    /// Capacity of one link in bit/s: its share of the slots so far (of
+    /// the current frame before any passed) times a slot's payload rate.
+    pub fn capacity_bps(&self, link: usize) -> f64 {
+        let share = if self.slots_elapsed == 0 {
+            self.by_slot.iter().filter(|s| s.contains(&link)).count() as f64 / self.frame_len as f64
+        } else {
+            self.offered[link] as f64 / self.slots_elapsed as f64
+        };
+        share * (SLOT_BYTES * 8) as f64 / self.slot.as_secs_f64()
     }
 
     pub fn available_bps(&self, link: usize) -> f64 {
@@ -48,7 +130,25 @@ impl Tdma {
         } else {
             1.0 - self.used[link] as f64 / self.offered[link] as f64
         };
-        self.capacity_bps() * idle
+        self.capacity_bps(link) * idle
+    }
+
+    /// Move to the frame holding slot `index` if it has begun; the local
+    /// slot within the frame.
+    fn local_slot(&mut self, index: u32) -> usize {
+        while index.wrapping_sub(self.frame_first) >= self.frame_len {
+            self.frame_first = self.frame_first.wrapping_add(self.frame_len);
+            self.epoch += 1;
+            self.by_slot = frame_schedule(
+                &self.links,
+                &self.conflicts,
+                self.base,
+                self.epoch,
+                self.min_slots,
+            );
+            self.frame_len = self.by_slot.len() as u32;
+        }
+        index.wrapping_sub(self.frame_first) as usize
     }
 }
 
@@ -64,27 +164,22 @@ impl Medium {
                 }
             }
         }
-        links.shuffle(&mut streams.stream("medium/tdma/schedule"));
         let intf = self.spec.interference_range;
         let near =
             |x: NodeId, y: NodeId| x == y || self.spec.distance(x as usize, y as usize) <= intf;
         let conflict = |l: (NodeId, NodeId), m: (NodeId, NodeId)| {
             near(l.0, m.0) || near(l.0, m.1) || near(l.1, m.0) || near(l.1, m.1)
         };
-        let mut slot_of = vec![0u32; links.len()];
-        let mut frame_len = 1;
-        for i in 0..links.len() {
-            let mut s = 0;
-            while (0..i).any(|j| slot_of[j] == s && conflict(links[i], links[j])) {
-                s += 1;
-            }
-            slot_of[i] = s;
-            frame_len = frame_len.max(s + 1);
-        }
-        let mut by_slot = vec![Vec::new(); frame_len as usize];
-        for (i, &s) in slot_of.iter().enumerate() {
-            by_slot[s as usize].push(i);
-        }
+        let conflicts: Vec<Vec<usize>> = (0..links.len())
+            .map(|i| {
+                (0..links.len())
+                    .filter(|&j| j != i && conflict(links[i], links[j]))
+                    .collect()
+            })
+            .collect();
+        let base = streams.seed("medium/tdma/schedule");
+        let min_slots = self.spec.tdma_slots;
+        let by_slot = frame_schedule(&links, &conflicts, base, 0, min_slots);
         let phy = &self.spec.phy;
         let guard = self.spec.radio.sleep_to_idle + Duration::from_micros(10);
         let slot = guard
@@ -98,10 +193,16 @@ impl Medium {
             slot,
             guard,
             links,
-            frame_len,
+            conflicts,
+            base,
+            min_slots,
+            epoch: 0,
+            frame_first: 0,
+            frame_len: by_slot.len() as u32,
             by_slot,
             offered: vec![0; k],
             used: vec![0; k],
+            slots_elapsed: 0,
         });
         for s in 0..n {
             core.radios[self.radio_of(s)].set_mode(core.now, RadioMode::Sleep);
@@ -113,11 +214,11 @@ impl Medium {
     }
 
     pub(super) fn slot_event(&mut self, core: &mut Core, index: u32, phase: u8) {
-        let Some(t) = self.tdma.as_ref() else {
+        let Some(t) = self.tdma.as_mut() else {
             return;
         };
         let now = core.now;
-        let s = (index % t.frame_len) as usize;
+        let s = t.local_slot(index);
         let links: Vec<(usize, (NodeId, NodeId))> =
             t.by_slot[s].iter().map(|&i| (i, t.links[i])).collect();
         let (slot, guard) = (t.slot, t.guard);
@@ -136,6 +237,9 @@ impl Medium {
                 );
             }
             1 => {
+                if let Some(t) = self.tdma.as_mut() {
+                    t.slots_elapsed += 1;
+                }
                 for &(i, (a, b)) in &links {
                     if let Some(t) = self.tdma.as_mut() {
                         t.offered[i] += 1;
@@ -167,5 +271,78 @@ impl Medium {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 6-node chain's directed links; links conflict when any of their
+    /// ends are within `reach` hops of each other.
+    fn chain(nodes: u32, reach: u32) -> (Vec<(NodeId, NodeId)>, Vec<Vec<usize>>) {
+        let mut links = Vec::new();
+        for a in 0..nodes - 1 {
+            links.push((a, a + 1));
+            links.push((a + 1, a));
+        }
+        let near = |x: NodeId, y: NodeId| x.abs_diff(y) <= reach;
+        let conflicts = (0..links.len())
+            .map(|i| {
+                let l: (NodeId, NodeId) = links[i];
+                (0..links.len())
+                    .filter(|&j| {
+                        let m: (NodeId, NodeId) = links[j];
+                        j != i
+                            && (near(l.0, m.0)
+                                || near(l.0, m.1)
+                                || near(l.1, m.0)
+                                || near(l.1, m.1))
+                    })
+                    .collect()
+            })
+            .collect();
+        (links, conflicts)
+    }
+
+    #[test]
+    fn every_frame_is_collision_free_and_serves_every_link() {
+        let (links, conflicts) = chain(7, 2);
+        let mut seen_first_slot = std::collections::HashSet::new();
+        for epoch in 0..50 {
+            for min in [0, 20] {
+                let frame = frame_schedule(&links, &conflicts, 99, epoch, min);
+                assert!(frame.len() >= min as usize);
+                for slot in &frame {
+                    for &i in slot {
+                        for &j in slot {
+                            assert!(!conflicts[i].contains(&j), "{i} and {j} share a slot");
+                        }
+                    }
+                }
+                for i in 0..links.len() {
+                    assert!(frame.iter().any(|s| s.contains(&i)), "link {i} starves");
+                }
+                if min == 0 {
+                    let first = frame.iter().position(|s| s.contains(&0)).unwrap();
+                    seen_first_slot.insert(first);
+                }
+            }
+        }
+        // Link 0's slot moves from frame to frame.
+        assert!(seen_first_slot.len() > 3, "{seen_first_slot:?}");
+    }
+
+    #[test]
+    fn schedules_are_a_function_of_seed_and_frame() {
+        let (links, conflicts) = chain(7, 2);
+        let a = frame_schedule(&links, &conflicts, 1, 5, 0);
+        assert_eq!(a, frame_schedule(&links, &conflicts, 1, 5, 0));
+        assert_ne!(a, frame_schedule(&links, &conflicts, 1, 6, 0));
+        assert_ne!(a, frame_schedule(&links, &conflicts, 2, 5, 0));
+        // Extra slots carry more links, never fewer.
+        let long = frame_schedule(&links, &conflicts, 1, 5, 30);
+        assert_eq!(&long[..a.len()], &a[..]);
+        assert!(long[a.len()..].iter().all(|s| !s.is_empty()));
     }
 }

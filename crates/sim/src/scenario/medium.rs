@@ -309,6 +309,12 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
     let queue_limit = m.int_in("queue", 1, 1_000_000)?.unwrap_or(50) as usize;
     let edca = m.bool("edca")?.unwrap_or(false);
     let txop = m.duration("txop")?.unwrap_or(Duration::ZERO);
+    let tdma_slots = match m.int_in("tdma_slots", 1, 65_536)? {
+        Some(_) if mac != Mac::Tdma => {
+            return Err(m.error("tdma_slots", "only meaningful with mac = \"tdma\""))
+        }
+        slots => slots.unwrap_or(0) as u32,
+    };
     let radio = if m.has("radio") {
         radio(m, "radio")?
     } else {
@@ -370,6 +376,7 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
         queue_limit,
         edca,
         txop,
+        tdma_slots,
         radio,
         metric,
         routing,
