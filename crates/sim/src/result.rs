@@ -336,8 +336,17 @@ fn link_results(sim: &Simulation, end: Time) -> Vec<LinkResult> {
 
 /// E2TCP's M for one flow: its delivered bits over each wireless hop of the
 /// path, at the sending radio's transmit power plus the receiver's receive
-/// power.
+/// power. On a shared medium the path is the fewest hops of the initial
+/// network (routes there change with failures and motion; M stays a lower
+/// bound), each hop at the data rate without PLCP or MAC header.
 fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
+    if let Some(spec) = &sim.spec.medium {
+        let Some(hops) = fewest_hops(&spec.adjacency(), from as usize, to as usize) else {
+            return 0.0;
+        };
+        let seconds = bytes as f64 * 8.0 / spec.phy.rate_bps as f64;
+        return hops as f64 * seconds * (spec.radio.tx_w + spec.radio.rx_w);
+    }
     let mut node = from as usize;
     let mut m = 0.0;
     let mut hops = 0;
@@ -355,6 +364,25 @@ fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
         hops += 1;
     }
     m
+}
+
+/// Breadth-first hop count from `from` to `to`.
+fn fewest_hops(adjacency: &[Vec<u32>], from: usize, to: usize) -> Option<u32> {
+    let mut hops = vec![u32::MAX; adjacency.len()];
+    hops[from] = 0;
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(u) = queue.pop_front() {
+        if u == to {
+            return Some(hops[u]);
+        }
+        for &v in &adjacency[u] {
+            if hops[v as usize] == u32::MAX {
+                hops[v as usize] = hops[u] + 1;
+                queue.push_back(v as usize);
+            }
+        }
+    }
+    None
 }
 
 fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Time) -> Summary {

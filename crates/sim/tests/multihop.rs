@@ -884,3 +884,37 @@ fn capture_lets_the_near_sender_survive_a_far_interferer() {
     );
     assert!(g1 + d1 > 1.3 * (g0 + d0), "{g1} + {d1} vs {g0} + {d0}");
 }
+
+/// E2TCP's M, ε and o over the shared medium: M is every delivered bit once
+/// over each hop of the (3-hop) path at the data rate, charged at transmit
+/// plus receive power; the run spends more (headers, ACKs, contention,
+/// idle listening), so 0 < ε < 1 and o = (S − M) / M.
+#[test]
+fn e2tcp_energy_metrics_cover_the_shared_medium() {
+    let r = run(r#"
+stop = "5s"
+[topology]
+kind = "chain"
+hops = 3
+[medium]
+radio = { tx = "1.65W", rx = "1.4W", idle = "1.2W", sleep = "0.05W" }
+[flow]
+protocol = "newreno"
+app = "bulk"
+bytes = "500kB"
+"#);
+    let s = &r.summary;
+    let bits = r.flows[0].bytes_delivered as f64 * 8.0;
+    assert_eq!(r.flows[0].bytes_delivered, 500_000);
+    let m = 3.0 * bits / 11e6 * (1.65 + 1.4);
+    assert!(
+        (s.minimum_energy_j - m).abs() < 1e-9,
+        "{} vs {m}",
+        s.minimum_energy_j
+    );
+    let eps = s.efficiency.expect("ε defined");
+    assert!(eps > 0.0 && eps < 1.0, "{eps}");
+    assert!((eps - m / s.energy_j).abs() < 1e-12);
+    let o = s.energy_overhead.unwrap();
+    assert!((o - (s.energy_j - m) / m).abs() < 1e-9);
+}
