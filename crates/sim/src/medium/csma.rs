@@ -1257,7 +1257,6 @@ impl Medium {
             return;
         };
         if ls.install(r, lsa) {
-            self.stats.lsa_installed += 1;
             ls.route_row(r, &mut self.routes);
             self.lsa_flood.push((r, bytes));
         } else {

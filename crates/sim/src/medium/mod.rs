@@ -293,11 +293,10 @@ pub struct MediumStats {
     pub duplicates: u64,
     /// Frames overheard and handed to agents in promiscuous mode.
     pub overheard: u64,
-    /// Link-state advertisements (over the air): originated, broadcast
-    /// again by flooding nodes, and installed as news in a node's view.
+    /// Link-state advertisements (over the air): originated, and
+    /// broadcast again by nodes that installed them as news (flooding).
     pub lsa_originated: u64,
     pub lsa_forwarded: u64,
-    pub lsa_installed: u64,
     /// Frames dropped at the hop limit (routing loops).
     pub hop_limit_drops: u64,
     pub broadcasts: u64,
