@@ -414,6 +414,7 @@ impl Medium {
     /// Results: the counters plus per-node airtime.
     pub fn snapshot(&self) -> MediumStats {
         let mut s = self.stats.clone();
+        s.lsa_stale_views = self.ls.as_ref().map_or(0, |ls| ls.stale_pairs());
         s.tx_airtime_s = self
             .st
             .iter()

@@ -160,6 +160,22 @@ impl LinkStateViews {
         true
     }
 
+    /// (node, origin) pairs whose view is behind the origin's newest
+    /// advertisement.
+    pub fn stale_pairs(&self) -> u64 {
+        let n = self.n;
+        let mut stale = 0;
+        for u in 0..n {
+            for o in (0..n).filter(|&o| o != u) {
+                let newest = self.next_seq[o] - 1;
+                if self.seq_in_view(u, o).is_none_or(|s| s < newest) {
+                    stale += 1;
+                }
+            }
+        }
+        stale
+    }
+
     /// The sequence number of `o`'s advertisement in `u`'s view.
     pub fn seq_in_view(&self, u: usize, o: usize) -> Option<u32> {
         self.db[u * self.n + o].as_ref().map(|l| l.seq)

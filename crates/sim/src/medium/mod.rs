@@ -297,6 +297,9 @@ pub struct MediumStats {
     /// broadcast again by nodes that installed them as news (flooding).
     pub lsa_originated: u64,
     pub lsa_forwarded: u64,
+    /// At the end of the run: (node, origin) pairs whose view holds an
+    /// older advertisement than the origin's newest (lost or in flight).
+    pub lsa_stale_views: u64,
     /// Frames dropped at the hop limit (routing loops).
     pub hop_limit_drops: u64,
     pub broadcasts: u64,
