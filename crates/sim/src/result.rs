@@ -256,6 +256,12 @@ fn node_result(sim: &mut Simulation, n: usize) -> NodeResult {
             received += l.counters.frames_delivered;
         }
     }
+    if let Some(m) = &sim.core.medium {
+        let s = m.snapshot();
+        sent += s.frames_sent.get(n).copied().unwrap_or(0);
+        received += s.frames_received.get(n).copied().unwrap_or(0);
+        on_air += s.bytes_on_air.get(n).copied().unwrap_or(0);
+    }
     let node = &sim.core.nodes[n];
     NodeResult {
         node: n as u32,

@@ -993,3 +993,38 @@ fn lost_advertisements_leave_views_stale() {
     assert!(l.lsa_stale_views >= 10, "lossy: {l:?}");
     assert!(l.lsa_forwarded < c.lsa_forwarded * 3 / 4);
 }
+
+/// Per-node frame counters on the shared medium add up to the medium's own
+/// totals, and along a chain every node both sends and receives (TCP ACKs
+/// are data frames of the reverse direction). The source's 1000-byte
+/// segments put far more bytes on the air than the sink's 40-byte ACKs.
+#[test]
+fn per_node_frame_counters_match_the_medium_totals() {
+    let r = chain(3);
+    let m = r
+        .medium
+        .as_ref()
+        .expect("a chain on the medium has medium stats");
+    let sent: u64 = r.nodes.iter().map(|n| n.frames_sent).sum();
+    let received: u64 = r.nodes.iter().map(|n| n.frames_received).sum();
+    assert_eq!(sent, m.data_tx);
+    assert_eq!(received, m.data_delivered);
+    assert_eq!(r.nodes.len(), 4);
+    for n in &r.nodes {
+        assert!(
+            n.frames_sent > 0 && n.frames_received > 0,
+            "node {}: {n:?}",
+            n.node
+        );
+        assert!(
+            n.bytes_on_air >= n.frames_sent * 28,
+            "node {}: {n:?}",
+            n.node
+        );
+    }
+    let (source, sink) = (&r.nodes[0], &r.nodes[3]);
+    assert!(
+        source.bytes_on_air > 5 * sink.bytes_on_air,
+        "{source:?} {sink:?}"
+    );
+}

@@ -176,6 +176,11 @@ struct Station {
     loss_rng: Pcg64Mcg,
     nbrs: Vec<Nbr>,
     tx_airtime: Duration,
+    /// Data frames this station put on the air (retransmissions included),
+    /// their bytes, and data frames delivered to it as next hop.
+    frames_sent: u64,
+    bytes_on_air: u64,
+    frames_received: u64,
     /// Its latest transmission.
     last_air: u32,
 }
@@ -269,6 +274,9 @@ impl Medium {
                 loss_rng: streams.stream(&format!("medium/{i}/reception")),
                 nbrs: Vec::new(),
                 tx_airtime: Duration::ZERO,
+                frames_sent: 0,
+                bytes_on_air: 0,
+                frames_received: 0,
                 last_air: u32::MAX,
             })
             .collect();
@@ -425,6 +433,9 @@ impl Medium {
             .iter()
             .map(|st| st.tx_airtime.as_secs_f64())
             .collect();
+        s.frames_sent = self.st.iter().map(|st| st.frames_sent).collect();
+        s.frames_received = self.st.iter().map(|st| st.frames_received).collect();
+        s.bytes_on_air = self.st.iter().map(|st| st.bytes_on_air).collect();
         s
     }
 
@@ -745,6 +756,8 @@ impl Medium {
             now + data_t
         };
         self.stats.data_tx += 1;
+        self.st[s].frames_sent += 1;
+        self.st[s].bytes_on_air += bytes as u64;
         if next == BROADCAST {
             self.stats.broadcasts += 1;
         }
@@ -845,6 +858,7 @@ impl Medium {
                     }
                     if let Some(frame) = self.copy_head(core, air) {
                         self.stats.data_delivered += 1;
+                        self.st[r].frames_received += 1;
                         self.out.push(Out::Deliver(rn, frame));
                     }
                 } else {

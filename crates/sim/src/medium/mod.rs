@@ -305,4 +305,10 @@ pub struct MediumStats {
     pub broadcasts: u64,
     /// Seconds each node's radio spent transmitting, per node.
     pub tx_airtime_s: Vec<f64>,
+    /// Per node: data frames put on the air (retransmissions and
+    /// broadcasts included), their bytes, and data frames delivered to it
+    /// as next hop (duplicates excluded).
+    pub frames_sent: Vec<u64>,
+    pub bytes_on_air: Vec<u64>,
+    pub frames_received: Vec<u64>,
 }
