@@ -349,3 +349,30 @@ fn malformed_packets_are_counted_and_dropped() {
     assert!(p.run_until_closed(LIMIT));
     p.assert_complete();
 }
+
+#[test]
+fn a_binding_receive_buffer_still_requests_whole_segments() {
+    // 64 KiB is no multiple of the MSS; the buffer bounds every request.
+    let cfg = RcpConfig {
+        recv_buffer: 64 * 1024,
+        ..RcpConfig::default()
+    };
+    let bytes = 1_000 * MSS;
+    let mut p = pair(cfg, bytes);
+    p.rate_bps = 2_000_000;
+    let sizes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = sizes.clone();
+    p.script = Box::new(move |dir, _, pkt| {
+        let (_, _, len) = kind(pkt);
+        if dir == SENDER && len > 0 {
+            seen.borrow_mut().push(len as u64);
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    let sizes = sizes.borrow();
+    assert_eq!(sizes.len() as u64, bytes / MSS, "no segment split in two");
+    assert!(sizes.iter().all(|&n| n == MSS));
+}

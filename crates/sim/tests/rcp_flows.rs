@@ -129,10 +129,10 @@ servers = ["srv1"]
 #[test]
 fn eln_is_refused_for_tcp_variants_other_than_newreno() {
     let text = WIRELESS.replace("PROTO", "sack") + "[flow.tcp]\neln = true\n";
-    let err = Scenario::parse_str(&text, "t", ".".into())
-        .err()
-        .expect("sack with eln must be refused")
-        .to_string();
+    let Err(err) = Scenario::parse_str(&text, "t", ".".into()) else {
+        panic!("sack with eln must be refused");
+    };
+    let err = err.to_string();
     assert!(err.contains("eln") && err.contains("newreno"), "{err}");
     let ok = WIRELESS.replace("PROTO", "newreno") + "[flow.tcp]\neln = true\n";
     assert!(Scenario::parse_str(&ok, "t", ".".into()).is_ok());

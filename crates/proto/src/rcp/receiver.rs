@@ -211,9 +211,20 @@ impl RcpReceiver {
         self.send(net, &r);
     }
 
-    /// The highest data index we may request now (flow control).
+    /// The highest data index we may request now (flow control). The
+    /// receive buffer's edge is rounded down to a segment boundary (silly
+    /// window avoidance, RFC 1122 §4.2.3.3): else every request the buffer
+    /// bounds would cut a segment in two small ones.
     fn request_horizon(&self) -> u64 {
-        let mut hi = self.limit.min(self.rcv_nxt + self.cfg.recv_buffer as u64);
+        let mss = self.cfg.mss as u64;
+        let buffer_end = self.rcv_nxt + self.cfg.recv_buffer as u64;
+        let aligned = buffer_end - buffer_end % mss;
+        let buffer_end = if aligned > self.rcv_nxt {
+            aligned
+        } else {
+            buffer_end
+        };
+        let mut hi = self.limit.min(buffer_end);
         if let Some(f) = self.fin_at {
             hi = hi.min(f);
         }
@@ -617,7 +628,8 @@ impl Agent for RcpReceiver {
             "rwnd" => Some(self.cfg.recv_buffer.saturating_sub(self.reasm.bytes()) as f64),
             "sleeping" => Some(self.sleeping as u8 as f64),
             "in_recovery" => Some(self.in_recovery as u8 as f64),
-            "eln_recoveries" => Some(self.eln_recoveries as f64),
+            "eln_recoveries" | "eln_reports" => Some(self.eln_recoveries as f64),
+            "ooo_bytes" => Some(self.reasm.bytes() as f64),
             "sleep_periods" => Some(self.sleep_periods as f64),
             _ => None,
         }
