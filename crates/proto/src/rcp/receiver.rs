@@ -239,11 +239,14 @@ impl RcpReceiver {
         let now = net.now();
         let mss = self.cfg.mss as u64;
         let cwnd = self.cc.window();
+        // A request must fit in the window, as a TCP sender's segment must
+        // (RFC 6675's pipe rule), unless nothing is outstanding at all.
+        let fits = |flight: u64, len: u64| flight + len <= cwnd || flight == 0;
         // Holes first, each in pull mode.
-        while self.reqs.flight() < cwnd {
-            let Some(seg) = self.reqs.first_lost() else {
+        while let Some(seg) = self.reqs.first_lost() {
+            if !fits(self.reqs.flight(), seg.end - seg.start) {
                 break;
-            };
+            }
             self.reqs.rerequest(seg.start, now);
             self.send_request(net, Some((seg.start, seg.end)));
         }
@@ -251,12 +254,20 @@ impl RcpReceiver {
         let hi = self.request_horizon();
         let room_bytes = cwnd.saturating_sub(self.reqs.flight());
         let wanted = hi.saturating_sub(self.req_nxt);
-        let segments = room_bytes.div_ceil(mss).min(wanted.div_ceil(mss));
+        let segments = (room_bytes / mss).min(wanted.div_ceil(mss));
+        let segments = if self.reqs.flight() == 0 {
+            segments.max(1)
+        } else {
+            segments
+        };
         let batch = self.cfg.request_every.max(1) as u64;
         let can_wait = self.reqs.flight() > cwnd / 2 && wanted > segments * mss;
         if segments > 0 && (segments >= batch || !can_wait) {
-            while self.reqs.flight() < cwnd && self.req_nxt < hi {
+            while self.req_nxt < hi {
                 let e = hi.min((self.req_nxt / mss + 1) * mss);
+                if !fits(self.reqs.flight(), e - self.req_nxt) {
+                    break;
+                }
                 self.reqs.request(self.req_nxt, e, now);
                 self.req_nxt = e;
             }
@@ -290,12 +301,19 @@ impl RcpReceiver {
         net.cancel_timer(timer::RTO);
     }
 
+    /// TCP's FlightSize (SND.MAX − SND.UNA), seen from the receiver: from
+    /// the first byte not yet delivered to the last requested, so data
+    /// held out of order counts, as SACKed data does in TCP.
+    fn flight_size(&self) -> u64 {
+        self.req_nxt.saturating_sub(self.rcv_nxt)
+    }
+
     /// A hole found by later arrivals: one window cut per episode.
     fn congestion(&mut self, now: Time, start: u64) {
         if start < self.recovery_point {
             return;
         }
-        let ssthresh = self.cc.on_congestion_event(now, self.reqs.outstanding());
+        let ssthresh = self.cc.on_congestion_event(now, self.flight_size());
         self.cc.set_window(ssthresh);
         self.in_recovery = true;
         self.recovery_point = self.req_nxt;
@@ -325,6 +343,7 @@ impl RcpReceiver {
                 .saturating_sub(1);
             let e = s + payload.len() as u64;
             let arrival = self.reqs.arrive(s, e, now);
+            let before = self.rcv_nxt;
             if e <= self.rcv_nxt {
                 self.stats.unexpected_dropped += 1;
             } else if s <= self.rcv_nxt {
@@ -345,15 +364,19 @@ impl RcpReceiver {
                     self.stats.rtt.record(rtt);
                     self.stats.rtt.smoothed = self.rtt.srtt();
                 }
-                if !self.in_recovery {
-                    self.cc
-                        .on_ack(now, arrival.bytes, arrival.rtt, self.reqs.flight());
-                }
                 if self.reqs.is_empty() {
                     self.disarm_rto(net);
                 } else if !self.sleeping {
                     self.arm_rto(net);
                 }
+            }
+            // The window grows with in-order progress only, as a TCP
+            // sender's grows with cumulative ACKs: an out-of-order arrival
+            // is a duplicate ACK's news and grows nothing.
+            let advanced = self.rcv_nxt - before;
+            if advanced > 0 && !self.in_recovery {
+                let flight = self.flight_size();
+                self.cc.on_ack(now, advanced, arrival.rtt, flight);
             }
             for start in arrival.lost {
                 self.congestion(now, start);
@@ -410,7 +433,7 @@ impl RcpReceiver {
             return;
         }
         self.stats.timeouts += 1;
-        self.cc.on_timeout(net.now(), self.reqs.outstanding());
+        self.cc.on_timeout(net.now(), self.flight_size());
         self.rtt.back_off();
         // The receive buffer is kept: only what never arrived is asked again.
         self.reqs.mark_all_lost();
