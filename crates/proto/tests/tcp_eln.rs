@@ -2,16 +2,18 @@
 //! wireless hop, and the NewReno sender resends those holes without a
 //! window cut (crates/proto/src/tcp/eln.rs).
 
-mod rcp_common;
+mod common;
 
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
+use common::pair::{Fate, RECEIVER, SENDER};
 use joulenet_proto::tcp::{TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::{Addr, Time};
 use joulenet_wire::tcp::{TcpPacket, TcpRepr};
-use rcp_common::{Fate, Pair, RECEIVER, SENDER};
+
+type Pair = common::pair::Pair<Box<dyn joulenet_proto::Agent>>;
 
 const LIMIT: Time = Time::from_secs(120);
 
@@ -24,12 +26,12 @@ fn config(eln: bool) -> TcpConfig {
 }
 
 fn pair(cfg: TcpConfig, bytes: u64) -> Pair {
-    let mut p = Pair::new(
+    let mut p = Pair::with_agents(
         Box::new(TcpAgent::client(cfg.clone(), Addr::new(1, 5000))),
         Box::new(TcpAgent::server(cfg)),
         bytes,
     );
-    p.rate_bps = 2_000_000;
+    p.link.rate_bps = 2_000_000;
     p
 }
 
@@ -54,7 +56,7 @@ fn drive(p: &mut Pair, lost: &'static [u64], fate: Fate) -> Rc<RefCell<Pattern>>
     let r = rec.clone();
     let mut seen = HashSet::new();
     let mut data = 0;
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (seq, len, ack, eln) = seg(pkt);
         if dir == RECEIVER && eln {
             r.borrow_mut().eln_acks.push(ack.unwrap());
@@ -77,7 +79,7 @@ const SEVEN: &[u64] = &[40, 44, 48, 52, 65, 68, 71];
 fn complete(p: &mut Pair) {
     p.start();
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
 }
 
 /// A transfer losing the `lost` data segments with `fate`.
@@ -135,7 +137,7 @@ fn a_congestion_loss_behind_a_wireless_one_cuts_once() {
     let mut p = pair(config(true), 400_000);
     let mut seen = HashSet::new();
     let mut data = 0;
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (seq, len, ..) = seg(pkt);
         if dir == SENDER && len > 0 && seen.insert(seq) {
             data += 1;
@@ -162,7 +164,7 @@ fn a_wireless_loss_of_the_retransmission_is_resent_without_a_timeout() {
     let mut target = None;
     let mut data = 0;
     let mut seen = HashSet::new();
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (seq, len, ..) = seg(pkt);
         if dir == SENDER && len > 0 {
             if seen.insert(seq) {

@@ -3,15 +3,17 @@
 //! NewReno controller, they pass through the same (cwnd, ssthresh) states
 //! in the same order.
 
-mod rcp_common;
+mod common;
 
 use std::collections::HashSet;
 
+use common::pair::{Fate, RECEIVER, SENDER};
 use joulenet_proto::rcp::{RcpConfig, RcpReceiver, RcpSender};
 use joulenet_proto::tcp::{TcpAgent, TcpConfig, TcpVariant};
-use joulenet_proto::{Addr, Agent, Time};
+use joulenet_proto::{Addr, Time};
 use joulenet_wire::{rcp, tcp};
-use rcp_common::{Fate, Pair, RECEIVER, SENDER};
+
+type Pair = common::pair::Pair<Box<dyn joulenet_proto::Agent>>;
 
 const BYTES: u64 = 600 * 1460;
 
@@ -32,10 +34,10 @@ fn rcp_data(pkt: &[u8]) -> Option<(u32, usize)> {
 /// `lost` (1-based), and returns the window owner's (cwnd, ssthresh)
 /// states in order, each change once.
 fn window_states(mut p: Pair, owner: usize, data: DataOf, lost: &'static [u64]) -> Vec<(u64, u64)> {
-    p.rate_bps = 4_000_000;
+    p.link.rate_bps = 4_000_000;
     let mut seen = HashSet::new();
     let mut n = 0;
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         if dir == SENDER {
             if let Some((seq, _)) = data(pkt) {
                 if seen.insert(seq) {
@@ -66,7 +68,7 @@ fn window_states(mut p: Pair, owner: usize, data: DataOf, lost: &'static [u64]) 
             break;
         }
     }
-    assert_eq!(p.hosts[RECEIVER].received, BYTES, "transfer completes");
+    assert_eq!(p.hosts[RECEIVER].app.received, BYTES, "transfer completes");
     assert_eq!(p.agents[owner].stats().timeouts, 0, "no timeout");
     states
 }
@@ -76,7 +78,7 @@ fn tcp_states(lost: &'static [u64]) -> Vec<(u64, u64)> {
         delayed_ack: None,
         ..TcpConfig::new(TcpVariant::Sack)
     };
-    let p = Pair::new(
+    let p = Pair::with_agents(
         Box::new(TcpAgent::client(cfg.clone(), Addr::new(1, 5000))),
         Box::new(TcpAgent::server(cfg)),
         BYTES,
@@ -86,7 +88,7 @@ fn tcp_states(lost: &'static [u64]) -> Vec<(u64, u64)> {
 
 fn rcp_states(lost: &'static [u64]) -> Vec<(u64, u64)> {
     let cfg = RcpConfig::default();
-    let p = Pair::new(
+    let p = Pair::with_agents(
         Box::new(RcpSender::new(cfg.clone(), Addr::new(1, 5000))),
         Box::new(RcpReceiver::new(cfg)),
         BYTES,
