@@ -378,3 +378,4 @@ fn a_binding_receive_buffer_still_requests_whole_segments() {
     assert_eq!(sizes.len() as u64, bytes / MSS, "no segment split in two");
     assert!(sizes.iter().all(|&n| n == MSS));
 }
+
