@@ -379,3 +379,43 @@ fn a_binding_receive_buffer_still_requests_whole_segments() {
     assert!(sizes.iter().all(|&n| n == MSS));
 }
 
+#[test]
+fn losses_found_while_a_lost_pull_is_repaired_do_not_cut_again() {
+    // Segment 40 is lost, then its first pull too; while it is repaired
+    // (RCV.NXT stuck, requests going on above it), segments 95 and 96
+    // are lost. As in RFC 6675, the recovery is one episode: one cut.
+    let mut p = pair(RcpConfig::default(), 400_000);
+    p.link.rate_bps = 2_000_000;
+    let mut firsts = 0;
+    let mut copies_of_40 = 0;
+    let mut seq_40 = None;
+    let mut seen = std::collections::HashSet::new();
+    p.raw_script = Box::new(move |dir, _, pkt| {
+        let (_, seq, len) = kind(pkt);
+        if dir != SENDER || len == 0 {
+            return Fate::Deliver;
+        }
+        if seen.insert(seq) {
+            firsts += 1;
+            if firsts == 40 {
+                seq_40 = Some(seq);
+            }
+            if [95, 96].contains(&firsts) {
+                return Fate::Drop;
+            }
+        }
+        if seq_40 == Some(seq) {
+            copies_of_40 += 1;
+            if copies_of_40 <= 2 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+    let r = p.agents[RECEIVER].stats();
+    assert_eq!(r.timeouts, 0);
+    assert_eq!(r.fast_recoveries, 1, "one cut for the episode");
+}

@@ -255,7 +255,7 @@ impl RcpReceiver {
         let room_bytes = cwnd.saturating_sub(self.reqs.flight());
         let wanted = hi.saturating_sub(self.req_nxt);
         let segments = (room_bytes / mss).min(wanted.div_ceil(mss));
-        let segments = if self.reqs.flight() == 0 {
+        let segments = if self.reqs.flight() == 0 && wanted > 0 {
             segments.max(1)
         } else {
             segments
@@ -308,9 +308,12 @@ impl RcpReceiver {
         self.req_nxt.saturating_sub(self.rcv_nxt)
     }
 
-    /// A hole found by later arrivals: one window cut per episode.
+    /// A hole found by later arrivals: one window cut per recovery.
     fn congestion(&mut self, now: Time, start: u64) {
-        if start < self.recovery_point {
+        // As RFC 6675's sender: one cut per recovery, which lasts until
+        // everything requested before it arrived — a loss found meanwhile
+        // (even of data requested later) is repaired without a new cut.
+        if self.in_recovery || start < self.recovery_point {
             return;
         }
         let ssthresh = self.cc.on_congestion_event(now, self.flight_size());
