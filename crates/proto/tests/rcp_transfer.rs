@@ -419,3 +419,42 @@ fn losses_found_while_a_lost_pull_is_repaired_do_not_cut_again() {
     assert_eq!(r.timeouts, 0);
     assert_eq!(r.fast_recoveries, 1, "one cut for the episode");
 }
+
+#[test]
+fn a_window_cut_never_raises_the_window_even_with_eln_holes_open() {
+    use rand::{Rng, SeedableRng};
+    // 10 % wireless losses (reported), 1 % congestion losses and 10 % REQ
+    // losses: ELN holes stay open while requests go on above them.
+    let cfg = RcpConfig {
+        eln: true,
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 4_000_000);
+    p.link.rate_bps = 2_000_000;
+    let mut rng = rand_pcg::Pcg32::seed_from_u64(5);
+    p.raw_script = Box::new(move |dir, _, pkt| {
+        let (_, _, len) = kind(pkt);
+        let x: f64 = rng.gen();
+        match (dir == SENDER && len > 0, x) {
+            (true, x) if x < 0.10 => Fate::DropNotified,
+            (true, x) if x < 0.11 => Fate::Drop,
+            (false, x) if x < 0.10 => Fate::Drop,
+            _ => Fate::Deliver,
+        }
+    });
+    p.start();
+    let (mut cuts, mut cwnd) = (0, g(&p, "cwnd"));
+    let mut checked = 0;
+    while !p.agents.iter().all(|a| a.is_closed()) && p.now < LIMIT {
+        assert!(p.step());
+        let now_cuts = p.agents[RECEIVER].stats().fast_recoveries;
+        let now_cwnd = g(&p, "cwnd");
+        if now_cuts > cuts {
+            assert!(now_cwnd <= cwnd, "a cut raised cwnd {cwnd} -> {now_cwnd}");
+            checked += 1;
+        }
+        (cuts, cwnd) = (now_cuts, now_cwnd);
+    }
+    p.assert_delivered();
+    assert!(checked >= 3, "only {checked} cuts");
+}

@@ -316,7 +316,12 @@ impl RcpReceiver {
         if self.in_recovery || start < self.recovery_point {
             return;
         }
-        let ssthresh = self.cc.on_congestion_event(now, self.flight_size());
+        // A cut never raises the window. A TCP sender's FlightSize at a cut
+        // is its window plus a few segments; the receiver's can be far more
+        // when ELN or power save keep holes open outside recovery while
+        // requests go on above them, so it counts at most twice the window.
+        let flight = self.flight_size().min(2 * self.cc.window());
+        let ssthresh = self.cc.on_congestion_event(now, flight);
         self.cc.set_window(ssthresh);
         self.in_recovery = true;
         self.recovery_point = self.req_nxt;
