@@ -434,7 +434,7 @@ fn a_window_cut_never_raises_the_window_even_with_eln_holes_open() {
     let mut rng = rand_pcg::Pcg32::seed_from_u64(5);
     p.raw_script = Box::new(move |dir, _, pkt| {
         let (_, _, len) = kind(pkt);
-        let x: f64 = rng.gen();
+        let x: f64 = rng.random();
         match (dir == SENDER && len > 0, x) {
             (true, x) if x < 0.10 => Fate::DropNotified,
             (true, x) if x < 0.11 => Fate::Drop,
