@@ -33,8 +33,128 @@ background = false
 delayed_ack = false
 [sweep]
 "topology.last_hop.loss.rate" = [0.0001, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1]
-"flow.protocol" = ["sack", "rcp", "rcp-eln"]
+"flow.protocol" = ["sack", "tcp-eln", "rcp", "rcp-eln"]
 "#;
+
+/// Figure 5b: the Figure 5a set-up with the same seven frames lost on the
+/// wireless hop towards the mobile host and nothing else (the reverse
+/// direction is clean, and a 64 KiB window keeps the queues from
+/// overflowing). `trace` is the path of a frame-fate trace
+/// (`seven_loss_trace`); `protocols` a TOML list's items.
+fn seven_losses_scenario(trace: &str, protocols: &str) -> String {
+    let topology = &WIRELESS[..WIRELESS.find("[flow]").expect("WIRELESS has a flow")];
+    let topology = topology
+        .replace("rcp-wireless-loss", "rcp-seven-losses")
+        .replace("STOP", "12s")
+        .replace(
+            "loss = { model = \"bernoulli\", rate = 0.01 }",
+            &format!("loss = {{ model = \"trace\", file = \"{trace}\" }}\nloss_reverse = \"none\""),
+        );
+    format!(
+        "{topology}[flow]\napp = \"backlogged\"\nbackground = false\n\
+         [flow.tcp]\ndelayed_ack = false\nrecv_buffer = \"64KiB\"\n\
+         [flow.rcp]\nrecv_buffer = \"64KiB\"\n\
+         [output]\nseries = [\"receiver.ooo_bytes\", \"receiver.eln_reports\"]\nseries_interval = \"1ms\"\n\
+         [sweep]\n\"flow.protocol\" = [{protocols}]\n"
+    )
+}
+
+/// Every protocol of Figure 5a and 5b, and NewReno (TCP-ELN without ELN).
+const SEVEN_LOSS_PROTOCOLS: &str = "\"tcp-eln\", \"rcp-eln\", \"newreno\", \"sack\", \"rcp\"";
+
+/// The paper's lost packets (Figure 5b): 500, 504, 508, 512, 525, 528, 531.
+pub const SEVEN_LOST: [u64; 7] = [500, 504, 508, 512, 525, 528, 531];
+
+/// Frame fates for the wireless hop towards the mobile host: the frames at
+/// the positions in `SEVEN_LOST` are lost (0-based, so the SYN is frame 0).
+pub fn seven_loss_trace() -> String {
+    let last = SEVEN_LOST[SEVEN_LOST.len() - 1];
+    let mut t = String::from("# Figure 5b: seven wireless losses\n");
+    for frame in 0..=last {
+        t.push_str(if SEVEN_LOST.contains(&frame) {
+            "1\n"
+        } else {
+            "0\n"
+        });
+    }
+    t
+}
+
+/// Figure 5b's recovery time, from the mobile host's gauges sampled every
+/// millisecond: (from the first moment it holds out-of-order data, i.e.
+/// just after the first loss, until every hole is filled; from the moment
+/// its link layer reported the last of the seven losses until then — ELN
+/// protocols only).
+fn recovery_time(r: &RunResult) -> (f64, Option<f64>) {
+    let samples = |name: &'static str| {
+        r.series
+            .iter()
+            .filter(move |s| s.series == name && s.entity == "flow0")
+    };
+    let held: Vec<f64> = samples("receiver.ooo_bytes")
+        .filter(|s| s.value > 0.0)
+        .map(|s| s.time_s)
+        .collect();
+    let (Some(first), Some(last)) = (held.first(), held.last()) else {
+        return (0.0, None);
+    };
+    let end = last + 0.001;
+    let last_loss = samples("receiver.eln_reports")
+        .find(|s| s.value >= SEVEN_LOST.len() as f64)
+        .map(|s| end - s.time_s);
+    (end - first, last_loss)
+}
+
+/// Runs the seven-loss scenario for `protocols`, one run each.
+fn run_seven_losses(protocols: &str) -> Result<Vec<RunResult>, String> {
+    let path = std::env::temp_dir().join(format!(
+        "joulenet-rcp-seven-losses-{}-{}.trace",
+        std::process::id(),
+        protocols.len()
+    ));
+    std::fs::write(&path, seven_loss_trace()).map_err(|e| e.to_string())?;
+    let text = seven_losses_scenario(&path.display().to_string(), protocols);
+    let runs = Scenario::parse_str(&text, "rcp-seven-losses", ".".into())
+        .map_err(|e| e.to_string())
+        .and_then(|sc| {
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            run_all(&sc, &sc.points(), &[1], jobs)
+        });
+    let _ = std::fs::remove_file(&path);
+    runs
+}
+
+/// Figure 5b: the seven-loss pattern for each protocol, recovery time
+/// beside the paper's. Deterministic (a trace, no random loss): one seed.
+fn seven_losses(out: &mut String, files: &mut Vec<(&str, String)>) -> Result<(), String> {
+    let runs = run_seven_losses(SEVEN_LOSS_PROTOCOLS)?;
+    let paper = |p: &str| match p {
+        "tcp-eln" => "1.43",
+        "rcp-eln" => "0.12",
+        _ => "–",
+    };
+    let mut csv = String::from(
+        "protocol,recovery_s,after_last_loss_s,paper_s,window_cuts,timeouts,retransmitted\n",
+    );
+    out.push_str(
+        "\n## Seven wireless losses (frames 500, 504, 508, 512, 525, 528, 531 towards the mobile host; Figure 5b): recovery time\n\n\
+         | protocol | first loss → all holes filled, s | last loss → all filled, s | paper s | window cuts | timeouts | retransmitted |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in &runs {
+        let f = &r.flows[0];
+        let (t, after) = recovery_time(r);
+        let after = after.map_or("–".to_string(), |a| format!("{a:.3}"));
+        let (cuts, to, retx) = (f.fast_recoveries, f.timeouts, f.retransmitted_packets);
+        let name = f.protocol.as_str();
+        let p = paper(name);
+        csv.push_str(&format!("{name},{t:.3},{after},{p},{cuts},{to},{retx}\n"));
+        out.push_str(&format!(
+            "| {name} | {t:.3} | {after} | {p} | {cuts} | {to} | {retx} |\n"
+        ));
+    }
+    files.push(("seven_losses.csv", csv));
+    Ok(())
+}
 
 const SATELLITE: &str = r#"
 name = "rcp-satellite"
@@ -291,6 +411,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
     )?;
     out.push_str(&t.text);
     files.push(("wireless.csv", t.csv));
+    seven_losses(&mut out, &mut files)?;
     let t = run_table(
         "Satellite bottleneck 1.5 Mbit/s with reverse TCP load: goodput (Mbit/s) (Figure 5c)",
         &scenario(SATELLITE, stop_w, "rcp-satellite")?,
@@ -433,4 +554,39 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         args.out.display()
     ));
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trace_loses_exactly_the_seven_frames() {
+        let trace = seven_loss_trace();
+        let fates: Vec<&str> = trace.lines().skip(1).collect();
+        let lost: Vec<u64> = (0..fates.len() as u64)
+            .filter(|&i| fates[i as usize] == "1")
+            .collect();
+        assert_eq!(lost, SEVEN_LOST);
+    }
+
+    #[test]
+    fn seven_losses_rcp_eln_recovers_all_holes_in_parallel_tcp_eln_one_per_rtt() {
+        let runs = run_seven_losses("\"tcp-eln\", \"rcp-eln\"").unwrap();
+        let (tcp, rcp) = (&runs[0], &runs[1]);
+        for r in [tcp, rcp] {
+            let f = &r.flows[0];
+            assert_eq!(f.retransmitted_packets, 7, "{}", f.protocol);
+            assert_eq!((f.fast_recoveries, f.timeouts), (0, 0), "{}", f.protocol);
+        }
+        let (t_tcp, after_tcp) = recovery_time(tcp);
+        let (t_rcp, after_rcp) = recovery_time(rcp);
+        // The losses span 31 frames (~0.19 s at 2 Mbit/s): a floor for both.
+        assert!(t_rcp > 0.19 && t_rcp < 0.5, "{t_rcp}");
+        assert!(t_tcp > 2.0 * t_rcp, "{t_tcp} vs {t_rcp}");
+        // After the last loss RCP-ELN needs about one round trip (~0.12 s).
+        let (after_tcp, after_rcp) = (after_tcp.unwrap(), after_rcp.unwrap());
+        assert!(after_rcp < 0.2, "{after_rcp}");
+        assert!(after_tcp > 3.0 * after_rcp, "{after_tcp} vs {after_rcp}");
+    }
 }

@@ -1,12 +1,14 @@
 //! Property: under arbitrary bounded loss of any packet in either
 //! direction, RCP delivers every byte exactly once, in order, and closes.
 
-mod rcp_common;
+mod common;
 
+use common::pair::Fate;
 use joulenet_proto::rcp::{RcpConfig, RcpReceiver, RcpSender};
 use joulenet_proto::{Addr, Time};
 use proptest::prelude::*;
-use rcp_common::{Fate, Pair};
+
+type Pair = common::pair::Pair<Box<dyn joulenet_proto::Agent>>;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
@@ -18,14 +20,14 @@ proptest! {
         stp in any::<bool>(),
     ) {
         let cfg = if stp { RcpConfig::stp() } else { RcpConfig::default() };
-        let mut p = Pair::new(
+        let mut p = Pair::with_agents(
             Box::new(RcpSender::new(cfg.clone(), Addr::new(1, 5000))),
             Box::new(RcpReceiver::new(cfg)),
             bytes,
         );
         let mut x = seed | 1;
         let mut count = 0u64;
-        p.script = Box::new(move |_, t, _| {
+        p.raw_script = Box::new(move |_, t, _| {
             count += 1;
             x ^= x << 13;
             x ^= x >> 7;
@@ -38,6 +40,6 @@ proptest! {
         });
         p.start();
         prop_assert!(p.run_until_closed(Time::from_secs(3600)));
-        p.assert_complete();
+        p.assert_delivered();
     }
 }

@@ -2,18 +2,20 @@
 //! buffer, pull vs cumulative semantics, window behaviour, ELN, persist,
 //! power save, malformed input.
 
-mod rcp_common;
+mod common;
 
+use common::pair::{Fate, RECEIVER, SENDER};
 use joulenet_proto::rcp::{PowerSave, RcpConfig, RcpReceiver, RcpSender};
 use joulenet_proto::{Addr, Duration, RadioMode, Time};
 use joulenet_wire::rcp::{self as wire, RcpFlags};
-use rcp_common::{Fate, Pair, RECEIVER, SENDER};
+
+type Pair = common::pair::Pair<Box<dyn joulenet_proto::Agent>>;
 
 const LIMIT: Time = Time::from_secs(120);
 const MSS: u64 = 1460;
 
 fn pair(cfg: RcpConfig, bytes: u64) -> Pair {
-    Pair::new(
+    Pair::with_agents(
         Box::new(RcpSender::new(cfg.clone(), Addr::new(1, 5000))),
         Box::new(RcpReceiver::new(cfg)),
         bytes,
@@ -35,7 +37,7 @@ fn clean_transfer_delivers_everything_and_closes() {
     let mut p = pair(RcpConfig::default(), 500_000);
     p.start();
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
     let s = p.agents[SENDER].stats();
     assert_eq!(s.retransmitted_packets, 0);
     assert_eq!(s.payload_bytes, 500_000);
@@ -45,13 +47,13 @@ fn clean_transfer_delivers_everything_and_closes() {
 #[test]
 fn slow_start_doubles_the_request_window_per_round_trip() {
     let mut p = pair(RcpConfig::default(), 2_000_000);
-    p.delay = Duration::from_millis(50);
-    p.rate_bps = 100_000_000;
+    p.link.delay = Duration::from_millis(50);
+    p.link.rate_bps = 100_000_000;
     p.start();
     // After the handshake, each round trip of data grows cwnd by its size.
-    p.run_until(LIMIT, |p| g(p, "cwnd") >= 20 * MSS);
+    p.run_until_cond(LIMIT, |p| g(p, "cwnd") >= 20 * MSS);
     assert_eq!(g(&p, "cwnd"), 20 * MSS);
-    p.run_until(LIMIT, |p| g(p, "cwnd") >= 40 * MSS);
+    p.run_until_cond(LIMIT, |p| g(p, "cwnd") >= 40 * MSS);
     assert_eq!(g(&p, "cwnd"), 40 * MSS);
 }
 
@@ -60,7 +62,7 @@ fn a_lost_segment_halves_the_window_once_and_is_pulled_again() {
     let mut p = pair(RcpConfig::default(), 400_000);
     let mut data = 0;
     let mut pulls = Vec::new();
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (flags, seq, len) = kind(pkt);
         if dir == SENDER && len > 0 {
             data += 1;
@@ -75,7 +77,7 @@ fn a_lost_segment_halves_the_window_once_and_is_pulled_again() {
     });
     p.start();
     let mut flight = 0;
-    assert!(p.run_until(LIMIT, |p| {
+    assert!(p.run_until_cond(LIMIT, |p| {
         if p.agents[RECEIVER].stats().fast_recoveries == 0 {
             flight = g(p, "flight");
         }
@@ -86,7 +88,7 @@ fn a_lost_segment_halves_the_window_once_and_is_pulled_again() {
     assert!(g(&p, "ssthresh").abs_diff(flight / 2) <= MSS, "{flight}");
     assert_eq!(g(&p, "cwnd"), g(&p, "ssthresh"));
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
     let r = &p.agents[RECEIVER];
     assert_eq!(r.stats().fast_recoveries, 1);
     assert_eq!(r.stats().timeouts, 0);
@@ -98,7 +100,7 @@ fn every_hole_uses_the_same_threshold_and_lost_retransmissions_need_no_timeout()
     let mut p = pair(RcpConfig::default(), 600_000);
     let mut data = 0;
     let mut dropped_retx = false;
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (flags, _, len) = kind(pkt);
         let _ = flags;
         if dir == SENDER && len > 0 {
@@ -117,7 +119,7 @@ fn every_hole_uses_the_same_threshold_and_lost_retransmissions_need_no_timeout()
     });
     p.start();
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
     let r = &p.agents[RECEIVER];
     assert_eq!(
         r.stats().timeouts,
@@ -131,7 +133,7 @@ fn lost_pull_requests_are_recovered_from_the_cyclic_buffer() {
     let mut p = pair(RcpConfig::default(), 400_000);
     let mut data = 0;
     let mut pulls_dropped = 0;
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (flags, _, len) = kind(pkt);
         if dir == SENDER && len > 0 {
             data += 1;
@@ -148,7 +150,7 @@ fn lost_pull_requests_are_recovered_from_the_cyclic_buffer() {
     });
     p.start();
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
     assert_eq!(p.agents[RECEIVER].stats().timeouts, 0, "no timeout needed");
     // Four holes, each sent again exactly once.
     assert_eq!(p.agents[SENDER].stats().retransmitted_packets, 4);
@@ -158,7 +160,7 @@ fn lost_pull_requests_are_recovered_from_the_cyclic_buffer() {
 fn lost_cumulative_requests_are_covered_by_the_next_one() {
     let mut p = pair(RcpConfig::default(), 300_000);
     let mut reqs = 0;
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (flags, _, _) = kind(pkt);
         if dir == RECEIVER && flags.has(RcpFlags::REQ) && !flags.has(RcpFlags::PUL) {
             reqs += 1;
@@ -170,7 +172,7 @@ fn lost_cumulative_requests_are_covered_by_the_next_one() {
     });
     p.start();
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
     assert_eq!(p.agents[SENDER].stats().retransmitted_packets, 0);
 }
 
@@ -182,7 +184,7 @@ fn pull_sends_exactly_the_block_and_cumulative_only_new_data() {
     let log: Rc<RefCell<Vec<(u32, usize, u8)>>> = Rc::default();
     let l = log.clone();
     let mut p = pair(RcpConfig::default(), 100_000);
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (flags, seq, len) = kind(pkt);
         if dir == SENDER {
             l.borrow_mut().push((seq, len, flags.0));
@@ -192,7 +194,7 @@ fn pull_sends_exactly_the_block_and_cumulative_only_new_data() {
     p.start();
     // Stop at the first delivery: the sender has sent the initial window
     // and freed nothing yet.
-    assert!(p.run_until(LIMIT, |p| p.hosts[RECEIVER].received > 0));
+    assert!(p.run_until_cond(LIMIT, |p| p.hosts[RECEIVER].app.received > 0));
     let isn = log.borrow()[0].0; // the SYN
     let data_seq = |i: u64| isn.wrapping_add(1 + i as u32);
     let high = log.borrow().iter().filter(|e| e.1 > 0).count() as u64 * MSS;
@@ -259,7 +261,7 @@ fn eln_recovers_wireless_losses_without_cutting_the_window() {
     };
     let mut p = pair(cfg, 400_000);
     let mut data = 0;
-    p.script = Box::new(move |dir, _, pkt| {
+    p.raw_script = Box::new(move |dir, _, pkt| {
         let (_, _, len) = kind(pkt);
         if dir == SENDER && len > 0 {
             data += 1;
@@ -271,7 +273,7 @@ fn eln_recovers_wireless_losses_without_cutting_the_window() {
     });
     p.start();
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
     assert_eq!(g(&p, "eln_recoveries"), 7);
     assert_eq!(
         p.agents[RECEIVER].stats().fast_recoveries,
@@ -291,12 +293,12 @@ fn power_save_sleeps_while_the_channel_is_bad_and_resumes_from_the_holes() {
         ..RcpConfig::default()
     };
     let mut p = pair(cfg, 3_000_000);
-    p.rate_bps = 2_000_000;
+    p.link.rate_bps = 2_000_000;
     p.start();
-    p.run_until(LIMIT, |p| p.now >= Time::from_secs(2));
+    p.run_until_cond(LIMIT, |p| p.now >= Time::from_secs(2));
     p.hosts[RECEIVER].loss_estimate = Some(0.1);
-    let got = p.hosts[RECEIVER].received;
-    p.run_until(LIMIT, |p| p.now >= Time::from_secs(5));
+    let got = p.hosts[RECEIVER].app.received;
+    p.run_until_cond(LIMIT, |p| p.now >= Time::from_secs(5));
     assert_eq!(g(&p, "sleeping"), 1);
     // Asleep but for the 2 ms beacons.
     let mut asleep = 0;
@@ -307,12 +309,12 @@ fn power_save_sleeps_while_the_channel_is_bad_and_resumes_from_the_holes() {
     // Steps alternate between waking for a beacon and falling asleep.
     assert!(asleep >= 99, "{asleep}");
     assert!(
-        p.hosts[RECEIVER].received < got + 200_000,
+        p.hosts[RECEIVER].app.received < got + 200_000,
         "little moves while asleep"
     );
     p.hosts[RECEIVER].loss_estimate = Some(0.0);
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
     assert_eq!(g(&p, "sleep_periods"), 1);
     assert_eq!(
         p.agents[RECEIVER].stats().timeouts,
@@ -330,7 +332,7 @@ fn a_small_sender_buffer_puts_the_receiver_in_persist_mode() {
     let mut p = pair(cfg, 200_000);
     p.start();
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
 }
 
 #[test]
@@ -347,5 +349,112 @@ fn malformed_packets_are_counted_and_dropped() {
     assert_eq!(p.agents[SENDER].stats().malformed_dropped, 4);
     assert_eq!(p.agents[RECEIVER].stats().malformed_dropped, 4);
     assert!(p.run_until_closed(LIMIT));
-    p.assert_complete();
+    p.assert_delivered();
+}
+
+#[test]
+fn a_binding_receive_buffer_still_requests_whole_segments() {
+    // 64 KiB is no multiple of the MSS; the buffer bounds every request.
+    let cfg = RcpConfig {
+        recv_buffer: 64 * 1024,
+        ..RcpConfig::default()
+    };
+    let bytes = 1_000 * MSS;
+    let mut p = pair(cfg, bytes);
+    p.link.rate_bps = 2_000_000;
+    let sizes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = sizes.clone();
+    p.raw_script = Box::new(move |dir, _, pkt| {
+        let (_, _, len) = kind(pkt);
+        if dir == SENDER && len > 0 {
+            seen.borrow_mut().push(len as u64);
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+    let sizes = sizes.borrow();
+    assert_eq!(sizes.len() as u64, bytes / MSS, "no segment split in two");
+    assert!(sizes.iter().all(|&n| n == MSS));
+}
+
+#[test]
+fn losses_found_while_a_lost_pull_is_repaired_do_not_cut_again() {
+    // Segment 40 is lost, then its first pull too; while it is repaired
+    // (RCV.NXT stuck, requests going on above it), segments 95 and 96
+    // are lost. As in RFC 6675, the recovery is one episode: one cut.
+    let mut p = pair(RcpConfig::default(), 400_000);
+    p.link.rate_bps = 2_000_000;
+    let mut firsts = 0;
+    let mut copies_of_40 = 0;
+    let mut seq_40 = None;
+    let mut seen = std::collections::HashSet::new();
+    p.raw_script = Box::new(move |dir, _, pkt| {
+        let (_, seq, len) = kind(pkt);
+        if dir != SENDER || len == 0 {
+            return Fate::Deliver;
+        }
+        if seen.insert(seq) {
+            firsts += 1;
+            if firsts == 40 {
+                seq_40 = Some(seq);
+            }
+            if [95, 96].contains(&firsts) {
+                return Fate::Drop;
+            }
+        }
+        if seq_40 == Some(seq) {
+            copies_of_40 += 1;
+            if copies_of_40 <= 2 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+    let r = p.agents[RECEIVER].stats();
+    assert_eq!(r.timeouts, 0);
+    assert_eq!(r.fast_recoveries, 1, "one cut for the episode");
+}
+
+#[test]
+fn a_window_cut_never_raises_the_window_even_with_eln_holes_open() {
+    use rand::{Rng, SeedableRng};
+    // 10 % wireless losses (reported), 1 % congestion losses and 10 % REQ
+    // losses: ELN holes stay open while requests go on above them.
+    let cfg = RcpConfig {
+        eln: true,
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 4_000_000);
+    p.link.rate_bps = 2_000_000;
+    let mut rng = rand_pcg::Pcg32::seed_from_u64(5);
+    p.raw_script = Box::new(move |dir, _, pkt| {
+        let (_, _, len) = kind(pkt);
+        let x: f64 = rng.random();
+        match (dir == SENDER && len > 0, x) {
+            (true, x) if x < 0.10 => Fate::DropNotified,
+            (true, x) if x < 0.11 => Fate::Drop,
+            (false, x) if x < 0.10 => Fate::Drop,
+            _ => Fate::Deliver,
+        }
+    });
+    p.start();
+    let (mut cuts, mut cwnd) = (0, g(&p, "cwnd"));
+    let mut checked = 0;
+    while !p.agents.iter().all(|a| a.is_closed()) && p.now < LIMIT {
+        assert!(p.step());
+        let now_cuts = p.agents[RECEIVER].stats().fast_recoveries;
+        let now_cwnd = g(&p, "cwnd");
+        if now_cuts > cuts {
+            assert!(now_cwnd <= cwnd, "a cut raised cwnd {cwnd} -> {now_cwnd}");
+            checked += 1;
+        }
+        (cuts, cwnd) = (now_cuts, now_cwnd);
+    }
+    p.assert_delivered();
+    assert!(checked >= 3, "only {checked} cuts");
 }

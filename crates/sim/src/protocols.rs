@@ -53,6 +53,10 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "TCP CUBIC: RFC 9438 window growth with SACK recovery",
     ),
     (
+        "tcp-eln",
+        "TCP-ELN: NewReno whose receiver marks ACKs of holes its link layer saw lost on the wireless hop; the sender resends those without a window cut",
+    ),
+    (
         "udp",
         "UDP: unreliable datagrams (cross traffic, constant rate)",
     ),
@@ -97,6 +101,12 @@ impl ProtocolSpec {
             "udp" => return Some(ProtocolSpec::Udp),
             "wwp" => return Some(ProtocolSpec::Wwp(WwpConfig::default())),
             "e2tcp" => return Some(ProtocolSpec::E2tcp(E2tcpConfig::default(), None)),
+            "tcp-eln" => {
+                return Some(ProtocolSpec::Tcp(TcpConfig {
+                    eln: true,
+                    ..TcpConfig::new(TcpVariant::NewReno)
+                }))
+            }
             _ => {}
         }
         if let Some(c) = crate::protocols_rcp::named(name) {
@@ -111,6 +121,7 @@ impl ProtocolSpec {
 
     pub fn name(&self) -> &'static str {
         match self {
+            ProtocolSpec::Tcp(c) if c.eln => "tcp-eln",
             ProtocolSpec::Tcp(c) => c.variant.name(),
             ProtocolSpec::Udp => "udp",
             ProtocolSpec::Wwp(_) => "wwp",
@@ -149,6 +160,10 @@ impl ProtocolSpec {
     pub fn link_hooks(&self) -> crate::link_hooks::LinkHooks {
         match self {
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::link_hooks(c),
+            ProtocolSpec::Tcp(c) => crate::link_hooks::LinkHooks {
+                eln: c.eln,
+                ..Default::default()
+            },
             _ => Default::default(),
         }
     }
@@ -422,6 +437,18 @@ fn tcp_options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
     }
     if let Some(ts) = t.bool("timestamps")? {
         c.timestamps = ts;
+    }
+    if let Some(eln) = t.bool("eln")? {
+        if eln && c.variant != TcpVariant::NewReno {
+            return Err(t.error(
+                "eln",
+                format!(
+                    "ELN is the paper's TCP-ELN, built on newreno (protocol \"tcp-eln\"), not {}",
+                    c.variant.name()
+                ),
+            ));
+        }
+        c.eln = eln;
     }
     if let Some(b) = t.size("send_buffer")? {
         c.send_buffer = b.clamp(c.mss as u64, 1 << 30) as usize;

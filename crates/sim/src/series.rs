@@ -1,5 +1,6 @@
 //! Time series sampled at a fixed interval: transport gauges per flow
-//! (cwnd, srtt, ...), sending rate and goodput per flow, queue length and
+//! (cwnd, srtt, ... of the sending agent; `receiver.<gauge>` of the
+//! receiving one), sending rate and goodput per flow, queue length and
 //! channel state per link direction.
 
 use joulenet_proto::Duration;
@@ -89,9 +90,15 @@ impl Sampler {
                     }
                 }
                 gauge => {
+                    // `receiver.<gauge>` reads the flow's receiving agent.
+                    let (at_server, gauge_name) = match gauge.strip_prefix("receiver.") {
+                        Some(g) => (true, g),
+                        None => (false, gauge),
+                    };
                     for f in 0..flows {
-                        let (c, _) = sim.flow_agents[f];
-                        if let Some(value) = sim.agents[c as usize].gauge(gauge) {
+                        let (c, s) = sim.flow_agents[f];
+                        let agent = if at_server { s } else { c };
+                        if let Some(value) = sim.agents[agent as usize].gauge(gauge_name) {
                             self.rows.push(SeriesRow {
                                 time_s: t,
                                 series: gauge.to_string(),

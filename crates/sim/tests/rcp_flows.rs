@@ -1,5 +1,5 @@
 //! RCP and R²CP inside the simulator: whole, verified streams through loss,
-//! ELN reports, power save, and an R²CP interface outage.
+//! ELN reports (RCP-ELN and TCP-ELN), power save, and an R²CP interface outage.
 
 use joulenet_sim::{ParamPoint, Scenario};
 
@@ -40,6 +40,26 @@ fn eln_avoids_the_window_cuts_random_loss_causes() {
     let eln = run(&WIRELESS.replace("PROTO", "rcp-eln"));
     assert!(eln.flows[0].fast_recoveries < plain.flows[0].fast_recoveries);
     assert!(eln.flows[0].goodput_bps > plain.flows[0].goodput_bps);
+}
+
+#[test]
+fn tcp_eln_takes_fewer_window_cuts_than_newreno_and_delivers_everything() {
+    // A 32 KiB window keeps slow start out of the 100-frame queue, so the
+    // losses are the channel's (with a 1 MiB window both flows overshoot
+    // the queue, and NewReno's one-hole-per-RTT recovery dominates).
+    let scenario = |proto: &str| {
+        WIRELESS.replace("PROTO", proto).replace("0.03", "0.02")
+            + "[flow.tcp]\nrecv_buffer = \"32KiB\"\n"
+    };
+    let plain = run(&scenario("newreno"));
+    let eln = run(&scenario("tcp-eln"));
+    let f = &eln.flows[0];
+    assert_eq!(f.protocol, "tcp-eln");
+    assert!(f.completed);
+    assert_eq!(f.bytes_delivered, 1_000_000);
+    assert_eq!(f.corrupt_deliveries, 0);
+    assert!(f.fast_recoveries < plain.flows[0].fast_recoveries);
+    assert!(f.goodput_bps > plain.flows[0].goodput_bps);
 }
 
 #[test]
@@ -104,4 +124,16 @@ servers = ["srv1"]
         assert_eq!(f.bytes_delivered, 4_000_000, "{proto}");
         assert_eq!(f.corrupt_deliveries, 0, "{proto}");
     }
+}
+
+#[test]
+fn eln_is_refused_for_tcp_variants_other_than_newreno() {
+    let text = WIRELESS.replace("PROTO", "sack") + "[flow.tcp]\neln = true\n";
+    let Err(err) = Scenario::parse_str(&text, "t", ".".into()) else {
+        panic!("sack with eln must be refused");
+    };
+    let err = err.to_string();
+    assert!(err.contains("eln") && err.contains("newreno"), "{err}");
+    let ok = WIRELESS.replace("PROTO", "newreno") + "[flow.tcp]\neln = true\n";
+    assert!(Scenario::parse_str(&ok, "t", ".".into()).is_ok());
 }

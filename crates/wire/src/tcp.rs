@@ -1,5 +1,6 @@
 //! TCP segment header (RFC 9293) with the options joulenet uses: MSS, window
-//! scale (RFC 7323), SACK-permitted and SACK (RFC 2018), timestamps (RFC 7323).
+//! scale (RFC 7323), SACK-permitted and SACK (RFC 2018), timestamps (RFC 7323),
+//! and explicit loss notification (ELN, an RFC 6994 experimental option).
 //!
 //! The checksum is neither checked by [`TcpRepr::parse`] nor filled by
 //! [`TcpRepr::emit`]: the simulator carries no IP addresses and leaves it 0;
@@ -49,7 +50,13 @@ mod option {
     pub const SACK_PERMITTED: u8 = 4;
     pub const SACK: u8 = 5;
     pub const TIMESTAMPS: u8 = 8;
+    /// RFC 6994 shared experimental option (kind 253), told apart by its ExID.
+    pub const EXPERIMENT: u8 = 253;
 }
+
+/// The 16-bit experiment identifier of the ELN option (ASCII "EL"). It is
+/// joulenet's own and not registered with IANA.
+pub const ELN_EXID: u16 = 0x454c;
 
 /// A read/write view of a TCP segment in a byte buffer.
 #[derive(Debug, Clone)]
@@ -321,6 +328,11 @@ pub struct TcpOptions {
     pub sack_blocks: SackBlocks,
     /// (TSval, TSecr).
     pub timestamps: Option<(u32, u32)>,
+    /// Explicit loss notification (Balakrishnan & Katz): the segment that
+    /// starts at this ACK's acknowledgment number was lost on the
+    /// receiver's wireless hop, not to congestion. One flag, so it can name
+    /// only the first hole.
+    pub eln: bool,
 }
 
 // Emitted sizes: every option is aligned to 4 bytes with leading NOPs, which
@@ -331,6 +343,7 @@ const SACK_PERMITTED_LEN: usize = 4; // NOP NOP + kind, len
 const TIMESTAMPS_LEN: usize = 12; // NOP NOP + kind, len, TSval, TSecr
 const SACK_BASE_LEN: usize = 4; // NOP NOP + kind, len
 const SACK_BLOCK_LEN: usize = 8;
+const ELN_LEN: usize = 4; // kind 253, len 4, ExID
 
 impl TcpOptions {
     fn fixed_len(&self) -> usize {
@@ -347,11 +360,14 @@ impl TcpOptions {
         if self.timestamps.is_some() {
             n += TIMESTAMPS_LEN;
         }
+        if self.eln {
+            n += ELN_LEN;
+        }
         n
     }
 
     /// How many SACK blocks fit beside the other options: 4 alone, 3 with
-    /// timestamps.
+    /// timestamps (2 with timestamps and ELN).
     pub fn max_sack_blocks(&self) -> usize {
         let room = MAX_OPTIONS_LEN.saturating_sub(self.fixed_len());
         (room.saturating_sub(SACK_BASE_LEN) / SACK_BLOCK_LEN).min(MAX_SACK_BLOCKS)
@@ -415,6 +431,14 @@ impl TcpOptions {
                     });
                 }
             }
+            (option::EXPERIMENT, n)
+                if n >= 2 && u16::from_be_bytes([body[0], body[1]]) == ELN_EXID =>
+            {
+                if n != 2 {
+                    return Err(Error::Malformed);
+                }
+                self.eln = true;
+            }
             (option::MSS | option::WINDOW_SCALE | option::SACK_PERMITTED, _)
             | (option::TIMESTAMPS | option::SACK, _) => return Err(Error::Malformed),
             _ => {} // Unknown options are skipped, as RFC 9293 §3.1 requires.
@@ -439,6 +463,10 @@ impl TcpOptions {
             w.put(&[option::NOP, option::NOP, option::TIMESTAMPS, 10]);
             w.put(&val.to_be_bytes());
             w.put(&ecr.to_be_bytes());
+        }
+        if self.eln {
+            w.put(&[option::EXPERIMENT, ELN_LEN as u8]);
+            w.put(&ELN_EXID.to_be_bytes());
         }
         let n = self.emitted_sack_blocks();
         if n > 0 {
@@ -605,6 +633,7 @@ mod tests {
             sack_permitted: true,
             sack_blocks: SackBlocks::new(),
             timestamps: Some((1, 0)),
+            eln: false,
         };
         let buf = round_trip(&r);
         assert_eq!(r.header_len(), 44);
@@ -662,6 +691,40 @@ mod tests {
     }
 
     #[test]
+    fn eln_option_has_exact_bytes_and_takes_sack_room() {
+        let mut r = repr(&[]);
+        r.options.eln = true;
+        r.options.sack_blocks = sack(&[(1, 2), (3, 4), (5, 6), (7, 8)]);
+        let buf = round_trip(&r);
+        // ELN first, then four SACK blocks: 4 + 4 + 32 = 40 option bytes.
+        assert_eq!(r.header_len(), 60);
+        assert_eq!(
+            &buf[20..28],
+            &[0xfd, 0x04, 0x45, 0x4c, 0x01, 0x01, 0x05, 0x22]
+        );
+
+        r.options.timestamps = Some((9, 10));
+        assert_eq!(r.options.max_sack_blocks(), 2);
+        let mut buf = Vec::new();
+        r.emit_to_vec(&mut buf);
+        assert_eq!(&buf[32..36], &[0xfd, 0x04, 0x45, 0x4c]);
+        let parsed = parse(&buf).unwrap();
+        assert!(parsed.options.eln);
+        assert_eq!(parsed.options.sack_blocks, sack(&[(1, 2), (3, 4)]));
+    }
+
+    #[test]
+    fn other_experiments_are_skipped_and_a_long_eln_is_malformed() {
+        let other = header_with_options(&[option::EXPERIMENT, 4, 0x12, 0x34]);
+        assert!(!parse(&other).unwrap().options.eln);
+        let long = header_with_options(&[option::EXPERIMENT, 5, 0x45, 0x4c, 0]);
+        assert_eq!(parse(&long).err(), Some(Error::Malformed));
+        let eln =
+            header_with_options(&[option::NOP, option::NOP, option::EXPERIMENT, 4, 0x45, 0x4c]);
+        assert!(parse(&eln).unwrap().options.eln);
+    }
+
+    #[test]
     fn header_never_exceeds_sixty_bytes() {
         let mut r = repr(&[]);
         r.options = TcpOptions {
@@ -670,6 +733,7 @@ mod tests {
             sack_permitted: true,
             sack_blocks: sack(&[(1, 2), (3, 4), (5, 6), (7, 8)]),
             timestamps: Some((1, 2)),
+            eln: true,
         };
         assert!(r.header_len() <= 60);
         let mut buf = Vec::new();
@@ -809,19 +873,23 @@ mod tests {
             any::<bool>(),
             proptest::collection::vec(any::<(u32, u32)>(), 0..=4),
             any::<Option<(u32, u32)>>(),
+            any::<bool>(),
         )
-            .prop_map(|(mss, window_scale, sack_permitted, blocks, timestamps)| {
-                let mut o = TcpOptions {
-                    mss,
-                    window_scale,
-                    sack_permitted,
-                    sack_blocks: sack(&blocks),
-                    timestamps,
-                };
-                let fit = o.max_sack_blocks();
-                o.sack_blocks.truncate(fit);
-                o
-            })
+            .prop_map(
+                |(mss, window_scale, sack_permitted, blocks, timestamps, eln)| {
+                    let mut o = TcpOptions {
+                        mss,
+                        window_scale,
+                        sack_permitted,
+                        sack_blocks: sack(&blocks),
+                        timestamps,
+                        eln,
+                    };
+                    let fit = o.max_sack_blocks();
+                    o.sack_blocks.truncate(fit);
+                    o
+                },
+            )
     }
 
     proptest! {

@@ -211,9 +211,20 @@ impl RcpReceiver {
         self.send(net, &r);
     }
 
-    /// The highest data index we may request now (flow control).
+    /// The highest data index we may request now (flow control). The
+    /// receive buffer's edge is rounded down to a segment boundary (silly
+    /// window avoidance, RFC 1122 §4.2.3.3): else every request the buffer
+    /// bounds would cut a segment in two small ones.
     fn request_horizon(&self) -> u64 {
-        let mut hi = self.limit.min(self.rcv_nxt + self.cfg.recv_buffer as u64);
+        let mss = self.cfg.mss as u64;
+        let buffer_end = self.rcv_nxt + self.cfg.recv_buffer as u64;
+        let aligned = buffer_end - buffer_end % mss;
+        let buffer_end = if aligned > self.rcv_nxt {
+            aligned
+        } else {
+            buffer_end
+        };
+        let mut hi = self.limit.min(buffer_end);
         if let Some(f) = self.fin_at {
             hi = hi.min(f);
         }
@@ -228,11 +239,14 @@ impl RcpReceiver {
         let now = net.now();
         let mss = self.cfg.mss as u64;
         let cwnd = self.cc.window();
+        // A request must fit in the window, as a TCP sender's segment must
+        // (RFC 6675's pipe rule), unless nothing is outstanding at all.
+        let fits = |flight: u64, len: u64| flight + len <= cwnd || flight == 0;
         // Holes first, each in pull mode.
-        while self.reqs.flight() < cwnd {
-            let Some(seg) = self.reqs.first_lost() else {
+        while let Some(seg) = self.reqs.first_lost() {
+            if !fits(self.reqs.flight(), seg.end - seg.start) {
                 break;
-            };
+            }
             self.reqs.rerequest(seg.start, now);
             self.send_request(net, Some((seg.start, seg.end)));
         }
@@ -240,12 +254,20 @@ impl RcpReceiver {
         let hi = self.request_horizon();
         let room_bytes = cwnd.saturating_sub(self.reqs.flight());
         let wanted = hi.saturating_sub(self.req_nxt);
-        let segments = room_bytes.div_ceil(mss).min(wanted.div_ceil(mss));
+        let segments = (room_bytes / mss).min(wanted.div_ceil(mss));
+        let segments = if self.reqs.flight() == 0 && wanted > 0 {
+            segments.max(1)
+        } else {
+            segments
+        };
         let batch = self.cfg.request_every.max(1) as u64;
         let can_wait = self.reqs.flight() > cwnd / 2 && wanted > segments * mss;
         if segments > 0 && (segments >= batch || !can_wait) {
-            while self.reqs.flight() < cwnd && self.req_nxt < hi {
+            while self.req_nxt < hi {
                 let e = hi.min((self.req_nxt / mss + 1) * mss);
+                if !fits(self.reqs.flight(), e - self.req_nxt) {
+                    break;
+                }
                 self.reqs.request(self.req_nxt, e, now);
                 self.req_nxt = e;
             }
@@ -279,12 +301,27 @@ impl RcpReceiver {
         net.cancel_timer(timer::RTO);
     }
 
-    /// A hole found by later arrivals: one window cut per episode.
+    /// TCP's FlightSize (SND.MAX − SND.UNA), seen from the receiver: from
+    /// the first byte not yet delivered to the last requested, so data
+    /// held out of order counts, as SACKed data does in TCP.
+    fn flight_size(&self) -> u64 {
+        self.req_nxt.saturating_sub(self.rcv_nxt)
+    }
+
+    /// A hole found by later arrivals: one window cut per recovery.
     fn congestion(&mut self, now: Time, start: u64) {
-        if start < self.recovery_point {
+        // As RFC 6675's sender: one cut per recovery, which lasts until
+        // everything requested before it arrived — a loss found meanwhile
+        // (even of data requested later) is repaired without a new cut.
+        if self.in_recovery || start < self.recovery_point {
             return;
         }
-        let ssthresh = self.cc.on_congestion_event(now, self.reqs.outstanding());
+        // A cut never raises the window. A TCP sender's FlightSize at a cut
+        // is its window plus a few segments; the receiver's can be far more
+        // when ELN or power save keep holes open outside recovery while
+        // requests go on above them, so it counts at most twice the window.
+        let flight = self.flight_size().min(2 * self.cc.window());
+        let ssthresh = self.cc.on_congestion_event(now, flight);
         self.cc.set_window(ssthresh);
         self.in_recovery = true;
         self.recovery_point = self.req_nxt;
@@ -314,6 +351,7 @@ impl RcpReceiver {
                 .saturating_sub(1);
             let e = s + payload.len() as u64;
             let arrival = self.reqs.arrive(s, e, now);
+            let before = self.rcv_nxt;
             if e <= self.rcv_nxt {
                 self.stats.unexpected_dropped += 1;
             } else if s <= self.rcv_nxt {
@@ -334,15 +372,19 @@ impl RcpReceiver {
                     self.stats.rtt.record(rtt);
                     self.stats.rtt.smoothed = self.rtt.srtt();
                 }
-                if !self.in_recovery {
-                    self.cc
-                        .on_ack(now, arrival.bytes, arrival.rtt, self.reqs.flight());
-                }
                 if self.reqs.is_empty() {
                     self.disarm_rto(net);
                 } else if !self.sleeping {
                     self.arm_rto(net);
                 }
+            }
+            // The window grows with in-order progress only, as a TCP
+            // sender's grows with cumulative ACKs: an out-of-order arrival
+            // is a duplicate ACK's news and grows nothing.
+            let advanced = self.rcv_nxt - before;
+            if advanced > 0 && !self.in_recovery {
+                let flight = self.flight_size();
+                self.cc.on_ack(now, advanced, arrival.rtt, flight);
             }
             for start in arrival.lost {
                 self.congestion(now, start);
@@ -399,7 +441,7 @@ impl RcpReceiver {
             return;
         }
         self.stats.timeouts += 1;
-        self.cc.on_timeout(net.now(), self.reqs.outstanding());
+        self.cc.on_timeout(net.now(), self.flight_size());
         self.rtt.back_off();
         // The receive buffer is kept: only what never arrived is asked again.
         self.reqs.mark_all_lost();
@@ -617,7 +659,8 @@ impl Agent for RcpReceiver {
             "rwnd" => Some(self.cfg.recv_buffer.saturating_sub(self.reasm.bytes()) as f64),
             "sleeping" => Some(self.sleeping as u8 as f64),
             "in_recovery" => Some(self.in_recovery as u8 as f64),
-            "eln_recoveries" => Some(self.eln_recoveries as f64),
+            "eln_recoveries" | "eln_reports" => Some(self.eln_recoveries as f64),
+            "ooo_bytes" => Some(self.reasm.bytes() as f64),
             "sleep_periods" => Some(self.sleep_periods as f64),
             _ => None,
         }

@@ -135,6 +135,19 @@ pub struct TcpAgent {
     pub(crate) ack_now: bool,
     pub(crate) ts_recent: u32,
 
+    // Explicit loss notification (`eln.rs`).
+    /// Receiver: segments reported lost on the wireless hop, start → end,
+    /// until RCV.NXT passes them.
+    pub(crate) eln_lost: std::collections::BTreeMap<u64, u64>,
+    pub(crate) eln_reports: u64,
+    /// Sender: in an ELN recovery, the window to restore at its end.
+    pub(crate) eln_cwnd: Option<u64>,
+    pub(crate) eln_recoveries: u64,
+    /// Sender: the head segment last fast-retransmitted, with the number
+    /// of segments outstanding then, and the duplicate ACKs since.
+    pub(crate) head_retransmitted: Option<(u64, u32)>,
+    pub(crate) dupacks_since_retransmit: u32,
+
     pub(crate) established_reported: bool,
     pub(crate) closed_reported: bool,
     pub(crate) aborted: bool,
@@ -196,6 +209,12 @@ impl TcpAgent {
             unacked_segments: 0,
             ack_now: false,
             ts_recent: 0,
+            eln_lost: Default::default(),
+            eln_reports: 0,
+            eln_cwnd: None,
+            eln_recoveries: 0,
+            head_retransmitted: None,
+            dupacks_since_retransmit: 0,
             established_reported: false,
             closed_reported: false,
             aborted: false,
@@ -444,6 +463,7 @@ impl TcpAgent {
         if self.ts_ok {
             o.timestamps = Some((ms_clock(net.now()), self.ts_recent));
         }
+        o.eln = self.eln_flag();
         if self.sack_ok && !self.reasm.is_empty() {
             let max = o.max_sack_blocks();
             for (l, r) in self.reasm.sack_blocks(self.rcv_nxt, max) {
@@ -479,6 +499,9 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
 
 impl Agent for TcpAgent {
     fn protocol(&self) -> &'static str {
+        if self.cfg.eln {
+            return "tcp-eln";
+        }
         self.cfg.variant.name()
     }
 
@@ -525,6 +548,11 @@ impl Agent for TcpAgent {
         self.on_segment(net, &seg);
     }
 
+    /// The link layer's explicit loss notification (TCP-ELN receivers).
+    fn on_overheard(&mut self, _net: &mut dyn Net, packet: &[u8]) {
+        self.on_eln_report(packet);
+    }
+
     fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
         match timer {
             timer::RTO => self.on_rto(net),
@@ -557,6 +585,9 @@ impl Agent for TcpAgent {
             "rto_ms" => self.rtt.rto().as_millis_f64(),
             "flight" => self.flight() as f64,
             "rwnd" => self.peer_wnd as f64,
+            "eln_recoveries" => self.eln_recoveries as f64,
+            "eln_reports" => self.eln_reports as f64,
+            "ooo_bytes" => self.reasm.bytes() as f64,
             _ => return None,
         })
     }

@@ -121,6 +121,11 @@ pub struct TcpConfig {
     pub msl: Duration,
     /// Port written in our segments; `None` takes the port of `Net::local`.
     pub local_port: Option<u16>,
+    /// Explicit loss notification (`eln.rs`): as receiver, mark ACKs whose
+    /// hole the link layer reported lost on the wireless hop; as sender
+    /// (Reno and NewReno recovery only), resend such holes without a
+    /// window cut. Both ends of a TCP-ELN connection set it.
+    pub eln: bool,
 }
 
 impl TcpConfig {
@@ -143,6 +148,7 @@ impl TcpConfig {
             dupack_threshold: 3,
             msl: Duration::from_secs(1),
             local_port: None,
+            eln: false,
         }
     }
 

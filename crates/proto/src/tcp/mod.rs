@@ -20,11 +20,18 @@
 //! with `TxOpts::ipv4(6)` and leaves the TCP checksum 0. Gauges: `cwnd`,
 //! `ssthresh`, `rwnd`, `flight` (bytes), `srtt_ms`, `rto_ms`.
 //!
+//! `TcpConfig::eln` adds explicit loss notification to Reno and NewReno
+//! (`eln.rs`): the receiver's link layer reports wireless losses through
+//! `Agent::on_overheard`, ACKs carry the ELN option, and the sender resends
+//! such a hole without a window cut. The scenario name `tcp-eln` is
+//! NewReno with it.
+//!
 //! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
 //! never wrap; only the wire sees 32-bit values.
 
 mod agent;
 mod config;
+mod eln;
 mod handshake;
 pub(crate) mod reassembly;
 mod receiver;

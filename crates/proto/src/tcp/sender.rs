@@ -198,13 +198,16 @@ impl TcpAgent {
 
     /// Fast retransmit of the first unacknowledged segment, regardless of
     /// the window (RFC 5681 §3.2 step 2, RFC 6582 step 3, RFC 6675 §5 (4.3)).
-    fn retransmit_head(&mut self, net: &mut dyn Net) {
+    pub(crate) fn retransmit_head(&mut self, net: &mut dyn Net) {
         if self.board.is_empty() {
             return;
         }
         self.board.mark_lost(0);
         if self.board.get(0).lost {
             self.retransmit(net, 0);
+            let outstanding = self.flight().div_ceil(self.mss) as u32;
+            self.head_retransmitted = Some((self.board.get(0).start, outstanding));
+            self.dupacks_since_retransmit = 0;
         }
     }
 
@@ -228,7 +231,7 @@ impl TcpAgent {
         if ack > self.snd_una {
             self.on_new_ack(net, ack, seg);
         } else if self.is_dupack(seg) {
-            self.on_dupack(net);
+            self.on_dupack(net, seg.options.eln);
         }
         if sack_changed {
             self.on_sack_change(net);
@@ -281,7 +284,7 @@ impl TcpAgent {
         let rtt = self.take_rtt_sample(net.now(), info, seg);
         match self.recovery {
             Some(point) if ack >= point => self.exit_recovery(),
-            Some(_) => self.partial_ack(net, acked),
+            Some(_) => self.partial_ack(net, acked, seg.options.eln),
             None => {
                 let flight = self.flight();
                 self.cc
@@ -323,13 +326,21 @@ impl TcpAgent {
         }
     }
 
-    fn on_dupack(&mut self, net: &mut dyn Net) {
+    fn on_dupack(&mut self, net: &mut dyn Net, eln: bool) {
         self.dupacks += 1;
+        self.dupacks_since_retransmit += 1;
+        let eln = eln && matches!(self.recovery_kind(), Recovery::Reno | Recovery::NewReno);
         if self.recovery.is_some() {
             if matches!(self.recovery_kind(), Recovery::Reno | Recovery::NewReno) {
                 // RFC 5681 §3.2 step 4: each dupack means a segment left.
                 self.cc.set_window(self.cc.window() + self.mss);
             }
+            if eln {
+                self.eln_resend_lost_retransmission(net);
+            }
+            return;
+        }
+        if eln && self.enter_eln_recovery(net) {
             return;
         }
         if self.dupacks == self.cfg.dupack_threshold && self.may_fast_retransmit() {
@@ -339,7 +350,7 @@ impl TcpAgent {
 
     /// RFC 6582 §4 (and RFC 6675 §5's equivalent): no new fast retransmit
     /// for dupacks of data sent before the previous recovery or timeout.
-    fn may_fast_retransmit(&self) -> bool {
+    pub(crate) fn may_fast_retransmit(&self) -> bool {
         match self.recover {
             None => true,
             Some(r) => self.snd_una >= r,
@@ -372,12 +383,14 @@ impl TcpAgent {
     }
 
     /// An ACK that advances snd_una but not past the recovery point.
-    fn partial_ack(&mut self, net: &mut dyn Net, acked: u64) {
+    fn partial_ack(&mut self, net: &mut dyn Net, acked: u64, eln: bool) {
         match self.recovery_kind() {
             Recovery::Reno => {
                 // Reno leaves recovery on any new ACK (RFC 5681 §3.2 step 6).
-                self.cc.set_window(self.cc.ssthresh());
-                self.recovery = None;
+                self.exit_recovery();
+            }
+            Recovery::NewReno if self.eln_cut_on_partial_ack(net, eln) => {
+                self.retransmit_head(net);
             }
             Recovery::NewReno => {
                 // RFC 6582 §3.2 step 5: resend the next hole, partially deflate.
@@ -391,6 +404,12 @@ impl TcpAgent {
     }
 
     fn exit_recovery(&mut self) {
+        if let Some(cwnd) = self.eln_cwnd.take() {
+            // An ELN recovery ends where it began: no cut.
+            self.cc.set_window(cwnd);
+            self.recovery = None;
+            return;
+        }
         let ssthresh = self.cc.ssthresh();
         let cwnd = match self.recovery_kind() {
             // RFC 6582 §3.2 step 6, option (1): avoid a burst.
@@ -412,6 +431,7 @@ impl TcpAgent {
         let flight = self.flight();
         self.cc.on_timeout(net.now(), flight);
         self.recovery = None;
+        self.eln_cwnd = None;
         self.recover = Some(self.snd_max);
         self.dupacks = 0;
         self.board.mark_all_lost();

@@ -1,8 +1,16 @@
-//! A deterministic two-endpoint test driver (quinn-proto's `Pair` idea):
-//! two TCP agents on a virtual clock, joined by a link with a rate, a delay
-//! and a FIFO queue in each direction, and a script deciding each packet's
-//! fate. Each endpoint has an application source of pattern bytes and a sink
-//! that checks every delivered byte arrives once and in order.
+//! The deterministic two-endpoint test driver of every protocol test here
+//! (quinn-proto's `Pair` idea): two agents on a virtual clock, joined by a
+//! link with a rate, a delay and a FIFO queue in each direction, and
+//! scripts deciding each packet's fate. Each endpoint has an application
+//! source of pattern bytes and a sink that checks every delivered byte
+//! arrives once and in order.
+//!
+//! `Pair::new` makes two TCP agents; `Pair::with_agents` any two (RCP's
+//! sender and receiver). `raw_script` sees every packet's bytes; `script`
+//! sees parsed TCP segments (`PacketInfo`); a packet goes through if both
+//! say `Deliver`. `Fate::DropNotified` loses a packet on the receiving
+//! side's wireless hop and hands it to `Agent::on_overheard` (ELN). A
+//! host whose radio is not awake receives nothing.
 
 #![allow(dead_code)]
 
@@ -30,7 +38,33 @@ pub const SERVER: usize = 1;
 pub enum Fate {
     Deliver,
     Drop,
+    /// Lost on the wireless hop; the receiving link layer reports it (ELN).
+    DropNotified,
     Duplicate,
+}
+
+/// What a pair holds as an endpoint: a TCP agent or any boxed agent.
+pub trait Endpoint {
+    fn agent(&mut self) -> &mut dyn Agent;
+    fn agent_ref(&self) -> &dyn Agent;
+}
+
+impl Endpoint for TcpAgent {
+    fn agent(&mut self) -> &mut dyn Agent {
+        self
+    }
+    fn agent_ref(&self) -> &dyn Agent {
+        self
+    }
+}
+
+impl Endpoint for Box<dyn Agent> {
+    fn agent(&mut self) -> &mut dyn Agent {
+        self.as_mut()
+    }
+    fn agent_ref(&self) -> &dyn Agent {
+        self.as_ref()
+    }
 }
 
 /// What the script sees of a packet about to enter the link.
@@ -73,17 +107,19 @@ pub struct Host {
     outbox: Vec<(Addr, Vec<u8>)>,
     pub app: App,
     pub events: Vec<(Time, TransportEvent)>,
-    radio: Radio,
+    pub mode: RadioMode,
+    /// What `Net::link(..).loss_estimate` reports (RCP's power save).
+    pub loss_estimate: Option<f64>,
+    /// The IP protocol every packet must be sent with, if checked.
+    pub protocol: Option<TxOpts>,
 }
 
-struct Radio(RadioMode);
-
-impl RadioControl for Radio {
+impl RadioControl for Host {
     fn set_mode(&mut self, mode: RadioMode) {
-        self.0 = mode;
+        self.mode = mode;
     }
     fn mode(&self) -> RadioMode {
-        self.0
+        self.mode
     }
 }
 
@@ -95,7 +131,9 @@ impl Net for Host {
         self.addr
     }
     fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
-        assert_eq!(opts, TxOpts::ipv4(6));
+        if let Some(expected) = self.protocol {
+            assert_eq!(opts, expected);
+        }
         self.outbox.push((to, packet));
     }
     fn set_timer(&mut self, timer: TimerId, at: Time) {
@@ -157,10 +195,14 @@ impl Net for Host {
         })
     }
     fn link(&self, _: u32) -> Option<LinkInfo> {
-        None
+        Some(LinkInfo {
+            loss_estimate: self.loss_estimate,
+            up: true,
+            ..LinkInfo::default()
+        })
     }
     fn radio(&mut self) -> &mut dyn RadioControl {
-        &mut self.radio
+        self
     }
 }
 
@@ -183,13 +225,16 @@ impl Default for Link {
 }
 
 pub type Script = Box<dyn FnMut(&PacketInfo) -> Fate>;
+/// Sees (sending endpoint, time, bytes) of every packet.
+pub type RawScript = Box<dyn FnMut(usize, Time, &[u8]) -> Fate>;
 
-/// A packet on the wire: (arrival, tie-breaking sequence, receiver, bytes).
-type InFlight = (Time, u64, usize, Vec<u8>);
+/// A packet on the wire: (arrival, tie-breaking sequence, receiver, bytes,
+/// lost on the wireless hop and reported).
+type InFlight = (Time, u64, usize, Vec<u8>, bool);
 
-pub struct Pair {
+pub struct Pair<A: Endpoint = TcpAgent> {
     pub now: Time,
-    pub agents: [TcpAgent; 2],
+    pub agents: [A; 2],
     pub hosts: [Host; 2],
     pub link: Link,
     wire: BinaryHeap<Reverse<InFlight>>,
@@ -198,48 +243,49 @@ pub struct Pair {
     departures: [Vec<Time>; 2],
     counters: [[u64; 3]; 2],
     pub script: Script,
-    /// Every packet offered to the link, with its fate.
+    pub raw_script: RawScript,
+    /// Every TCP segment offered to the link, with its fate.
     pub log: Vec<(PacketInfo, Fate)>,
 }
 
-impl Pair {
+fn host(addr: Addr, total: u64, expect: u64, seed: u64) -> Host {
+    Host {
+        addr,
+        now: Time::ZERO,
+        timers: [Time::NEVER; MAX_TIMERS],
+        rng: Pcg32::new(seed, 0x0a02_bdbf_7bb3_c0a7),
+        outbox: Vec::new(),
+        app: App {
+            total,
+            sent: 0,
+            finish: true,
+            received: 0,
+            expect,
+            finished: 0,
+        },
+        events: Vec::new(),
+        mode: RadioMode::Awake,
+        loss_estimate: None,
+        protocol: None,
+    }
+}
+
+impl Pair<TcpAgent> {
     /// A client sending `client_bytes` to a server sending `server_bytes`.
     pub fn new(client: TcpConfig, server: TcpConfig, client_bytes: u64, server_bytes: u64) -> Pair {
         let caddr = Addr::new(0, 1000);
         let saddr = Addr::new(1, 80);
-        let host = |addr: Addr, total: u64, expect: u64, seed: u64| Host {
-            addr,
-            now: Time::ZERO,
-            timers: [Time::NEVER; MAX_TIMERS],
-            rng: Pcg32::new(seed, 0x0a02_bdbf_7bb3_c0a7),
-            outbox: Vec::new(),
-            app: App {
-                total,
-                sent: 0,
-                finish: true,
-                received: 0,
-                expect,
-                finished: 0,
-            },
-            events: Vec::new(),
-            radio: Radio(RadioMode::Awake),
-        };
-        Pair {
-            now: Time::ZERO,
-            agents: [TcpAgent::client(client, saddr), TcpAgent::server(server)],
-            hosts: [
-                host(caddr, client_bytes, server_bytes, 1),
-                host(saddr, server_bytes, client_bytes, 2),
-            ],
-            link: Link::default(),
-            wire: BinaryHeap::new(),
-            next_seq: 0,
-            busy_until: [Time::ZERO; 2],
-            departures: [Vec::new(), Vec::new()],
-            counters: [[0; 3]; 2],
-            script: Box::new(|_| Fate::Deliver),
-            log: Vec::new(),
+        let mut hosts = [
+            host(caddr, client_bytes, server_bytes, 1),
+            host(saddr, server_bytes, client_bytes, 2),
+        ];
+        for h in &mut hosts {
+            h.protocol = Some(TxOpts::ipv4(6));
         }
+        Pair::assemble(
+            [TcpAgent::client(client, saddr), TcpAgent::server(server)],
+            hosts,
+        )
     }
 
     /// Same configuration at both ends; the client sends `bytes`.
@@ -251,11 +297,45 @@ impl Pair {
         self.script = Box::new(f);
         self
     }
+}
+
+pub const SENDER: usize = CLIENT;
+pub const RECEIVER: usize = SERVER;
+
+impl Pair<Box<dyn Agent>> {
+    /// Any two agents at ports 5000 of nodes 0 and 1: the first sends
+    /// `bytes` to the second, which sends nothing.
+    pub fn with_agents(sender: Box<dyn Agent>, receiver: Box<dyn Agent>, bytes: u64) -> Self {
+        let hosts = [
+            host(Addr::new(0, 5000), bytes, 0, 1),
+            host(Addr::new(1, 5000), 0, bytes, 2),
+        ];
+        Pair::assemble([sender, receiver], hosts)
+    }
+}
+
+impl<A: Endpoint> Pair<A> {
+    fn assemble(agents: [A; 2], hosts: [Host; 2]) -> Self {
+        Pair {
+            now: Time::ZERO,
+            agents,
+            hosts,
+            link: Link::default(),
+            wire: BinaryHeap::new(),
+            next_seq: 0,
+            busy_until: [Time::ZERO; 2],
+            departures: [Vec::new(), Vec::new()],
+            counters: [[0; 3]; 2],
+            script: Box::new(|_| Fate::Deliver),
+            raw_script: Box::new(|_, _, _| Fate::Deliver),
+            log: Vec::new(),
+        }
+    }
 
     pub fn start(&mut self) {
         for i in [SERVER, CLIENT] {
             self.hosts[i].now = self.now;
-            self.agents[i].start(&mut self.hosts[i]);
+            self.agents[i].agent().start(&mut self.hosts[i]);
             self.flush(i);
         }
     }
@@ -263,7 +343,7 @@ impl Pair {
     /// Tells endpoint `i` that its application has more to send.
     pub fn app_ready(&mut self, i: usize) {
         self.hosts[i].now = self.now;
-        self.agents[i].on_app_ready(&mut self.hosts[i]);
+        self.agents[i].agent().on_app_ready(&mut self.hosts[i]);
         self.flush(i);
     }
 
@@ -276,7 +356,9 @@ impl Pair {
     /// Hands raw bytes to endpoint `to` as if they came from `from`.
     pub fn inject_from(&mut self, to: usize, from: Addr, bytes: &[u8]) {
         self.hosts[to].now = self.now;
-        self.agents[to].on_packet(&mut self.hosts[to], from, bytes);
+        self.agents[to]
+            .agent()
+            .on_packet(&mut self.hosts[to], from, bytes);
         self.flush(to);
     }
 
@@ -304,7 +386,9 @@ impl Pair {
                 self.now = at;
                 self.hosts[i].timers[t as usize] = Time::NEVER;
                 self.hosts[i].now = at;
-                self.agents[i].on_timer(&mut self.hosts[i], TimerId(t));
+                self.agents[i]
+                    .agent()
+                    .on_timer(&mut self.hosts[i], TimerId(t));
                 self.flush(i);
                 true
             }
@@ -312,38 +396,52 @@ impl Pair {
     }
 
     fn deliver_packet(&mut self) -> bool {
-        let Some(Reverse((at, _, to, bytes))) = self.wire.pop() else {
+        let Some(Reverse((at, _, to, bytes, corrupt))) = self.wire.pop() else {
             return false;
         };
         assert!(at >= self.now, "time went backwards");
         self.now = at;
         self.hosts[to].now = at;
         let from = self.hosts[1 - to].addr;
-        self.agents[to].on_packet(&mut self.hosts[to], from, &bytes);
+        if self.hosts[to].mode == RadioMode::Awake {
+            let (agent, host) = (self.agents[to].agent(), &mut self.hosts[to]);
+            if corrupt {
+                agent.on_overheard(host, &bytes);
+            } else {
+                agent.on_packet(host, from, &bytes);
+            }
+        }
         self.flush(to);
         true
     }
 
     /// Moves what endpoint `i` sent onto the link.
-    fn flush(&mut self, i: usize) {
+    pub fn flush(&mut self, i: usize) {
         let out = std::mem::take(&mut self.hosts[i].outbox);
         for (to, bytes) in out {
             assert_eq!(to, self.hosts[1 - i].addr, "sent to a stranger");
-            let info = self.describe(i, &bytes);
-            let fate = (self.script)(&info);
-            self.log.push((info, fate));
+            let mut fate = (self.raw_script)(i, self.now, &bytes);
+            if let Some(info) = self.describe(i, &bytes) {
+                if fate == Fate::Deliver {
+                    fate = (self.script)(&info);
+                }
+                self.log.push((info, fate));
+            }
             match fate {
                 Fate::Drop => {}
-                Fate::Deliver => self.enqueue(i, bytes),
+                Fate::Deliver => self.enqueue(i, bytes, false),
+                Fate::DropNotified => self.enqueue(i, bytes, true),
                 Fate::Duplicate => {
-                    self.enqueue(i, bytes.clone());
-                    self.enqueue(i, bytes);
+                    self.enqueue(i, bytes.clone(), false);
+                    self.enqueue(i, bytes, false);
                 }
             }
         }
     }
 
-    fn describe(&mut self, dir: usize, bytes: &[u8]) -> PacketInfo {
+    /// A TCP segment's description, if the pair carries TCP.
+    fn describe(&mut self, dir: usize, bytes: &[u8]) -> Option<PacketInfo> {
+        self.hosts[dir].protocol?;
         let seg = TcpRepr::parse(&TcpPacket::new_checked(bytes).expect("agent sent a bad header"))
             .expect("agent sent a bad segment");
         let c = &mut self.counters[dir];
@@ -359,7 +457,7 @@ impl Pair {
         };
         let data_index = bump(1, has_data);
         let ack_index = bump(2, pure_ack);
-        PacketInfo {
+        Some(PacketInfo {
             dir,
             time: self.now,
             index,
@@ -371,10 +469,10 @@ impl Pair {
             syn: seg.flags.syn,
             fin: seg.flags.fin,
             sack_blocks: seg.options.sack_blocks.len(),
-        }
+        })
     }
 
-    fn enqueue(&mut self, dir: usize, bytes: Vec<u8>) {
+    fn enqueue(&mut self, dir: usize, bytes: Vec<u8>, corrupt: bool) {
         let now = self.now;
         let deps = &mut self.departures[dir];
         deps.retain(|&d| d > now);
@@ -389,8 +487,13 @@ impl Pair {
         deps.push(done);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.wire
-            .push(Reverse((done + self.link.delay, seq, 1 - dir, bytes)));
+        self.wire.push(Reverse((
+            done + self.link.delay,
+            seq,
+            1 - dir,
+            bytes,
+            corrupt,
+        )));
     }
 
     pub fn run_until(&mut self, until: Time) {
@@ -420,11 +523,24 @@ impl Pair {
     }
 
     pub fn both_closed(&self) -> bool {
-        self.agents.iter().all(|a| a.is_closed())
+        self.agents.iter().all(|a| a.agent_ref().is_closed())
+    }
+
+    /// Runs until `stop` holds after some event (true), or `limit` passes.
+    pub fn run_until_cond(&mut self, limit: Time, mut stop: impl FnMut(&Self) -> bool) -> bool {
+        self.run_while(limit, |p| !stop(p)) || stop(self)
+    }
+
+    /// Asserts that the sender's bytes all arrived, once and in order, with
+    /// end of stream (one-way transfers of any protocol).
+    pub fn assert_delivered(&self) {
+        let r = &self.hosts[RECEIVER].app;
+        assert_eq!(r.received, self.hosts[SENDER].app.total, "bytes delivered");
+        assert_eq!(r.finished, 1, "end of stream delivered");
     }
 
     /// Runs until `cond` holds after some event, or `limit` passes.
-    pub fn run_while(&mut self, limit: Time, mut cond: impl FnMut(&Pair) -> bool) -> bool {
+    pub fn run_while(&mut self, limit: Time, mut cond: impl FnMut(&Self) -> bool) -> bool {
         while cond(self) {
             if !matches!(self.peek_time(), Some(t) if t <= limit) || !self.step() {
                 return false;
