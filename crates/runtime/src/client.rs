@@ -19,7 +19,7 @@ use rand::TryRngCore;
 use serde_json::json;
 
 use crate::app::{AppSource, FileSource, Generator, Limit};
-use crate::conn::{Connection, TcpTuning};
+use crate::conn::{Connection, Tuning};
 use crate::energy;
 use crate::frame::{self, Kind, Protocol};
 use crate::report::{Format, Reporter, Summary};
@@ -44,7 +44,7 @@ pub struct ClientOptions {
     pub app: ClientApp,
     pub interval: Option<Duration>,
     pub format: Format,
-    pub tuning: TcpTuning,
+    pub tuning: Tuning,
     pub radio: String,
     pub radio_rate_bps: u64,
     /// Give up when nothing was heard from the server for this long.
@@ -59,7 +59,7 @@ impl ClientOptions {
             app,
             interval: None,
             format: Format::Human,
-            tuning: TcpTuning::default(),
+            tuning: Tuning::default(),
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
@@ -121,8 +121,12 @@ pub fn run_client(
     })?;
     if matches!(opts.app, ClientApp::File(_)) && !opts.protocol.is_reliable() {
         return Err(format!(
-            "{} does not repair losses; send files with tahoe, reno, newreno, sack or cubic",
-            opts.protocol
+            "{} does not repair losses; send files with one of {}",
+            opts.protocol,
+            Protocol::reliable()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     let bind: SocketAddr = if server.is_ipv4() {

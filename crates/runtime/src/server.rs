@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::app::{AppSink, CountingSink, FileOutcome, FileSink};
 use crate::client::flush;
-use crate::conn::{Connection, TcpTuning};
+use crate::conn::{Connection, Tuning};
 use crate::energy;
 use crate::frame::{self, Header, Kind, Protocol};
 use crate::report::{Format, Reporter, Summary};
@@ -46,7 +46,7 @@ pub struct ServerOptions {
     pub one_off: bool,
     pub interval: Option<Duration>,
     pub format: Format,
-    pub tuning: TcpTuning,
+    pub tuning: Tuning,
     pub radio: String,
     pub radio_rate_bps: u64,
     /// A connection silent this long is dropped.
@@ -65,7 +65,7 @@ impl ServerOptions {
             one_off: false,
             interval: None,
             format: Format::Human,
-            tuning: TcpTuning::default(),
+            tuning: Tuning::default(),
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
@@ -94,6 +94,9 @@ pub struct ServerReport {
 }
 
 const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How long a connection whose agent closed waits for the peer's `Close`.
+pub const LINGER: Duration = Duration::from_secs(2);
 
 /// How many finished connection ids are remembered to spot replays.
 const RECENT_IDS: usize = 4096;
@@ -159,7 +162,15 @@ pub fn run_server(
             e.rep.tick(now, &e.conn);
             // The client sends `Close` only once its agent is done, so every
             // byte it will ever send has been delivered or is lost for good.
-            let done = e.conn.is_done() || e.conn.peer_closed;
+            // An agent that closed on its own (a WWP or E2TCP receiver closes
+            // when it has the FIN) lingers until that `Close`: if its answer
+            // to the FIN was lost, the sender's retransmitted FIN must still
+            // find someone to answer it.
+            let lingered = e
+                .conn
+                .closed_at
+                .is_none_or(|t| now.saturating_since(t) > LINGER);
+            let done = e.conn.peer_closed || (e.conn.is_done() && (lingered || e.conn.aborted));
             let silent = now.saturating_since(e.conn.last_heard) > opts.idle_timeout;
             if done || silent {
                 if silent && !done {
@@ -228,6 +239,7 @@ pub fn run_server(
                 [
                     e.conn.next_deadline(),
                     e.rep.next_tick(),
+                    e.conn.closed_at.map(|t| t + LINGER + Duration(1)),
                     Some(Time(
                         e.conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
                     )),
