@@ -3,14 +3,23 @@
 # docs/PERFORMANCE.md). Needs root for part 2; build first:
 #   cargo build --release -p joulenet
 #
-# 1. loopback: one flow per TCP variant, no impairment, -t $LO_SECS.
+# 1. loopback: one flow per protocol, no impairment, -t $LO_SECS.
 # 2. a 10 Mbit/s link (tbf in a link namespace between two hosts) with
-#    0/1/5/10/20% random loss on the data path: goodput of every joulenet
-#    protocol beside Linux TCP (iperf3 with cubic, reno and bbr).
+#    0/1/5/10/20% random loss in both directions, applied after the rate
+#    limiter (scripts/netns-lib.sh): goodput of every joulenet protocol
+#    beside Linux TCP (iperf3 with cubic, reno and bbr), same link, same
+#    rules, one after the other in the same run.
 #
-# Prints one line per run: part, protocol, loss %, goodput Mbit/s.
+# Goodput is the receiver's in both cases: application bytes received over
+# the receiver's time (joulenet: from the connection's start to the end of
+# the stream; iperf3: `end.sum_received`). Both senders send for $SECS s.
+#
+# Prints one line per run: part, protocol, loss %, goodput Mbit/s; writes
+# them to $OUT/results.tsv, a Markdown table to $OUT/link.md and a plot to
+# $OUT/link.png (matplotlib, if python3 has it).
 # Env: JOULENET_BIN (default target/release/joulenet), LO_SECS (5), SECS (10),
-#      LOSSES ("0 1 5 10 20"), PARTS ("loopback link")
+#      LOSSES ("0 1 5 10 20"), PARTS ("loopback link"), PROTOS (all
+#      joulenet protocols), KERNEL ("cubic reno bbr"), OUT (target/bench-runtime)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${JOULENET_BIN:-target/release/joulenet}")
@@ -18,16 +27,29 @@ LO_SECS=${LO_SECS:-5}
 SECS=${SECS:-10}
 LOSSES=${LOSSES:-0 1 5 10 20}
 PARTS=${PARTS:-loopback link}
-PROTOS="tahoe reno newreno sack cubic"
+PROTOS=${PROTOS:-tahoe reno newreno sack cubic wwp e2tcp rcp rcp-stp}
+KERNEL=${KERNEL:-cubic reno bbr}
+OUT=${OUT:-target/bench-runtime}
+RATE_MBIT=10
+mkdir -p "$OUT"
+OUT=$(realpath "$OUT")
 TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+: > "$OUT/results.tsv"
 
-goodput() { # json-file role -> Mbit/s of the receiver's goodput
+goodput() { # json-file -> Mbit/s of the receiver's goodput
     python3 -c '
 import json, sys
-doc = json.load(open(sys.argv[1]))
-end = doc["end"]
-g = end.get("goodput_bps")
+try:
+    g = json.load(open(sys.argv[1]))["end"].get("goodput_bps")
+except Exception:
+    g = None
 print("%.2f" % (g / 1e6) if g else "nan")' "$1"
+}
+
+row() { # part proto loss goodput
+    echo "$1 $2 $3 $4"
+    printf "%s\t%s\t%s\t%s\n" "$1" "$2" "$3" "$4" >> "$OUT/results.tsv"
 }
 
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; binary $BIN"
@@ -38,9 +60,9 @@ if [[ " $PARTS " == *" loopback "* ]]; then
         "$BIN" serve --bind 127.0.0.1:$port -1 -J -i 0 > "$TMP/srv.json" &
         srv=$!
         sleep 0.2
-        "$BIN" client 127.0.0.1:$port --proto "$p" -t "$LO_SECS" -i 0 -J > "$TMP/cli.json"
-        wait "$srv"
-        echo "loopback $p 0 $(goodput "$TMP/srv.json")"
+        "$BIN" client 127.0.0.1:$port --proto "$p" -t "$LO_SECS" -i 0 -J > "$TMP/cli.json" || true
+        wait "$srv" || true
+        row loopback "$p" 0 "$(goodput "$TMP/srv.json")"
     done
 fi
 
@@ -48,7 +70,7 @@ if [[ " $PARTS " == *" link "* ]]; then
     . scripts/netns-lib.sh
     jn_need || exit $?
     trap 'jn_teardown; rm -rf "$TMP"' EXIT
-    jn_two_host 10mbit
+    jn_two_host ${RATE_MBIT}mbit
     for loss in $LOSSES; do
         # shellcheck disable=SC2086
         jn_set_loss $JN_LOSSY "$loss"
@@ -59,11 +81,11 @@ if [[ " $PARTS " == *" link "* ]]; then
             srv=$!
             sleep 0.2
             jn_x A "$BIN" client "$JN_TARGET" --proto "$p" -t "$SECS" -i 0 -J "${rate[@]}" \
-                > "$TMP/cli.json" 2>/dev/null || true
+                --idle-timeout 20s > "$TMP/cli.json" 2>/dev/null || true
             wait "$srv" || true
-            echo "link $p $loss $(goodput "$TMP/srv.json")"
+            row link "$p" "$loss" "$(goodput "$TMP/srv.json")"
         done
-        for cc in cubic reno bbr; do
+        for cc in $KERNEL; do
             jn_x B iperf3 -s -1 -B "$JN_SERVER" > /dev/null 2>&1 &
             srv=$!
             sleep 0.3
@@ -73,7 +95,8 @@ if [[ " $PARTS " == *" link "* ]]; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 print("%.2f" % (d["end"]["sum_received"]["bits_per_second"] / 1e6))' "$TMP/ip.json" 2>/dev/null || echo nan)
-            echo "link linux-$cc $loss $g"
+            row link "linux-$cc" "$loss" "$g"
         done
     done
+    python3 scripts/plot_bench_runtime.py "$OUT/results.tsv" "$RATE_MBIT" "$OUT" || true
 fi

@@ -198,11 +198,13 @@ impl Connection {
         }
     }
 
+    /// The clock now (not the last callback's instant).
     pub fn now(&self) -> Time {
-        self.net.now()
+        self.net.clock()
     }
 
     pub fn start(&mut self) {
+        self.net.begin_callback();
         self.agent.start(&mut self.net);
         self.after_callback();
     }
@@ -212,7 +214,7 @@ impl Connection {
         self.heard_from_peer = true;
         self.counts.datagrams_received += 1;
         self.counts.udp_bytes_received += datagram_len as u64;
-        self.last_heard = self.net.now();
+        self.last_heard = self.net.begin_callback();
         let from = if self.is_client {
             SERVER_ADDR
         } else {
@@ -226,6 +228,7 @@ impl Connection {
     pub fn on_close(&mut self) {
         self.peer_closed = true;
         if self.protocol == Protocol::Udp && !self.is_client {
+            self.net.begin_callback();
             self.net.deliver_finished();
             self.after_callback();
         }
@@ -234,6 +237,7 @@ impl Connection {
     /// Fires due timers and wakes a paced source.
     pub fn poll(&mut self, now: Time) {
         while let Some(id) = self.net.timers.pop_expired(now) {
+            self.net.begin_callback();
             self.agent.on_timer(&mut self.net, id);
             self.after_callback();
         }
@@ -246,6 +250,7 @@ impl Connection {
                 .is_none_or(|t| t <= now);
             if ready {
                 self.net.source_pending = false;
+                self.net.begin_callback();
                 self.agent.on_app_ready(&mut self.net);
                 self.after_callback();
             }
@@ -283,8 +288,10 @@ impl Connection {
         }
     }
 
-    /// Frames the agent's queued packets onto `out`.
-    pub fn drain(&mut self, out: &mut Vec<(Vec<u8>, SocketAddr)>) {
+    /// Frames the agent's queued packets onto `out`, in datagram buffers
+    /// taken from `pool` (sent datagrams go back to it: no allocation per
+    /// packet once the flow is running).
+    pub fn drain(&mut self, out: &mut Vec<(Vec<u8>, SocketAddr)>, pool: &mut Vec<Vec<u8>>) {
         let kind = if self.heard_from_peer {
             Kind::Data
         } else {
@@ -296,10 +303,14 @@ impl Connection {
             conn_id: self.id,
         };
         let packets = std::mem::take(&mut self.net.outbox);
+        let mut head = [0u8; HEADER_LEN];
+        frame::write_header(&header, &mut head);
         for p in packets {
-            let mut d = Vec::with_capacity(HEADER_LEN + p.len());
-            d.resize(HEADER_LEN, 0);
-            frame::write_header(&header, &mut d);
+            let mut d = pool
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(HEADER_LEN + p.len()));
+            d.clear();
+            d.extend_from_slice(&head);
             d.extend_from_slice(&p);
             self.counts.datagrams_sent += 1;
             self.counts.udp_bytes_sent += d.len() as u64;
@@ -363,7 +374,7 @@ mod tests {
     /// returns how many moved.
     fn carry(a: &mut Connection, b: &mut Connection) -> usize {
         let mut out = Vec::new();
-        a.drain(&mut out);
+        a.drain(&mut out, &mut Vec::new());
         for (d, _) in &out {
             b.on_datagram(&d[HEADER_LEN..], d.len());
         }
@@ -423,7 +434,7 @@ mod tests {
             c.start();
             // A real first packet, then mutilated copies and random bytes.
             let mut hello = Vec::new();
-            c.drain(&mut hello);
+            c.drain(&mut hello, &mut Vec::new());
             let real = hello
                 .first()
                 .map(|(d, _)| d[HEADER_LEN..].to_vec())
@@ -437,8 +448,8 @@ mod tests {
                 s.on_datagram(&junk, junk.len() + HEADER_LEN);
                 c.on_datagram(&junk, junk.len() + HEADER_LEN);
                 let mut sink = Vec::new();
-                s.drain(&mut sink);
-                c.drain(&mut sink);
+                s.drain(&mut sink, &mut Vec::new());
+                c.drain(&mut sink, &mut Vec::new());
             }
             if p != Protocol::Udp {
                 let dropped = |k: &Connection| {

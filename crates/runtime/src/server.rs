@@ -150,6 +150,7 @@ pub fn run_server(
     let mut recent: VecDeque<u64> = VecDeque::new();
     let mut report = ServerReport::default();
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
+    let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let epoch = Instant::now();
     loop {
@@ -158,7 +159,7 @@ pub fn run_server(
         for (id, e) in conns.iter_mut() {
             let now = e.conn.now();
             e.conn.poll(now);
-            e.conn.drain(&mut sendq);
+            e.conn.drain(&mut sendq, &mut pool);
             e.rep.tick(now, &e.conn);
             // The client sends `Close` only once its agent is done, so every
             // byte it will ever send has been delivered or is lost for good.
@@ -179,7 +180,7 @@ pub fn run_server(
                 finished.push(*id);
             }
         }
-        flush(&socket, &mut sendq)?;
+        flush(&socket, None, &mut sendq, &mut pool)?;
         for id in finished {
             let Some(mut e) = conns.remove(&id) else {
                 continue;
