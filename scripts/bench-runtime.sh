@@ -10,9 +10,11 @@
 #    beside Linux TCP (iperf3 with cubic, reno and bbr), same link, same
 #    rules, one after the other in the same run.
 #
-# Goodput is the receiver's in both cases: application bytes received over
-# the receiver's time (joulenet: from the connection's start to the end of
-# the stream; iperf3: `end.sum_received`). Both senders send for $SECS s.
+# Goodput is measured the same way for both: application bytes the receiver
+# got in the first $SECS s of the connection, over $SECS s (joulenet: the
+# server's per-second interval reports; iperf3: `end.sum_received`, whose
+# sender also stops after -t $SECS). On loopback it is the receiver's
+# goodput over the whole stream (bytes / time to its end).
 #
 # Prints one line per run: part, protocol, loss %, goodput Mbit/s; writes
 # them to $OUT/results.tsv, a Markdown table to $OUT/link.md and a plot to
@@ -47,6 +49,21 @@ except Exception:
 print("%.2f" % (g / 1e6) if g else "nan")' "$1"
 }
 
+window_goodput() { # json-stream-file secs -> Mbit/s the receiver got in [0, secs]
+    python3 -c '
+import json, sys
+secs = float(sys.argv[2])
+got = 0
+for line in open(sys.argv[1]):
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        continue
+    if ev.get("event") == "interval" and ev["data"]["sum"]["end"] <= secs + 1e-3:
+        got += ev["data"]["sum"]["bytes"]
+print("%.2f" % (got * 8 / secs / 1e6))' "$1" "$2"
+}
+
 row() { # part proto loss goodput
     echo "$1 $2 $3 $4"
     printf "%s\t%s\t%s\t%s\n" "$1" "$2" "$3" "$4" >> "$OUT/results.tsv"
@@ -77,13 +94,19 @@ if [[ " $PARTS " == *" link "* ]]; then
         for p in $PROTOS udp; do
             rate=()
             [ "$p" = udp ] && rate=(-b 10Mbps)
-            jn_x B "$BIN" serve --bind "$JN_SERVER:5201" -1 -J -i 0 --idle-timeout 20s > "$TMP/srv.json" &
+            # Not through jn_x: $! must be the server itself, to stop it.
+            ip netns exec "${JN_NS}B" "$BIN" serve --bind "$JN_SERVER:5201" -1 --json-stream \
+                -i 1 --idle-timeout 20s > "$TMP/srv.jsonl" &
             srv=$!
             sleep 0.2
-            jn_x A "$BIN" client "$JN_TARGET" --proto "$p" -t "$SECS" -i 0 -J "${rate[@]}" \
-                --idle-timeout 20s > "$TMP/cli.json" 2>/dev/null || true
-            wait "$srv" || true
-            row link "$p" "$loss" "$(goodput "$TMP/srv.json")"
+            # The sender's buffer may hold seconds of data at a slow rate:
+            # stop it after the window, as iperf3 stops after -t.
+            jn_x A timeout -s INT $((SECS + 1)) "$BIN" client "$JN_TARGET" --proto "$p" \
+                -t "$SECS" -i 0 -J "${rate[@]}" > "$TMP/cli.json" 2>/dev/null || true
+            sleep 0.5
+            kill "$srv" 2>/dev/null || true
+            wait "$srv" 2>/dev/null || true
+            row link "$p" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
         done
         for cc in $KERNEL; do
             jn_x B iperf3 -s -1 -B "$JN_SERVER" > /dev/null 2>&1 &

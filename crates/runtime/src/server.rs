@@ -115,6 +115,8 @@ impl Write for SharedOut {
 
 struct Entry {
     conn: Connection,
+    /// When the agent was first seen done.
+    done_since: Option<Time>,
     rep: Reporter,
     file: Option<Arc<Mutex<FileOutcome>>>,
 }
@@ -163,15 +165,19 @@ pub fn run_server(
             e.rep.tick(now, &e.conn);
             // The client sends `Close` only once its agent is done, so every
             // byte it will ever send has been delivered or is lost for good.
-            // An agent that closed on its own (a WWP or E2TCP receiver closes
-            // when it has the FIN) lingers until that `Close`: if its answer
-            // to the FIN was lost, the sender's retransmitted FIN must still
-            // find someone to answer it.
+            // An agent that is done on its own lingers until that `Close`
+            // (or for LINGER): a WWP or E2TCP receiver closes when it has
+            // the FIN, a TCP server that half-closed at once sits in
+            // TIME_WAIT once it has ACKed the client's FIN; if that answer
+            // is lost, the sender's retransmitted FIN must still find
+            // someone to answer it.
+            if e.conn.is_done() {
+                e.done_since.get_or_insert(now);
+            }
             let lingered = e
-                .conn
-                .closed_at
-                .is_none_or(|t| now.saturating_since(t) > LINGER);
-            let done = e.conn.peer_closed || (e.conn.is_done() && (lingered || e.conn.aborted));
+                .done_since
+                .is_some_and(|t| now.saturating_since(t) > LINGER);
+            let done = e.conn.peer_closed || e.conn.aborted || lingered;
             let silent = now.saturating_since(e.conn.last_heard) > opts.idle_timeout;
             if done || silent {
                 if silent && !done {
@@ -240,7 +246,7 @@ pub fn run_server(
                 [
                     e.conn.next_deadline(),
                     e.rep.next_tick(),
-                    e.conn.closed_at.map(|t| t + LINGER + Duration(1)),
+                    e.done_since.map(|t| t + LINGER + Duration(1)),
                     Some(Time(
                         e.conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
                     )),
@@ -341,7 +347,15 @@ pub fn run_server(
                     "connection_id": format!("{:016x}", h.conn_id),
                     "test_start": {"protocol": h.protocol.name(), "num_streams": 1},
                 }));
-                conns.insert(h.conn_id, Entry { conn, rep, file });
+                conns.insert(
+                    h.conn_id,
+                    Entry {
+                        conn,
+                        done_since: None,
+                        rep,
+                        file,
+                    },
+                );
             }
             if n < sock::BATCH {
                 break;
