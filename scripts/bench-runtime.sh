@@ -21,7 +21,9 @@
 # $OUT/link.png (matplotlib, if python3 has it).
 # Env: JOULENET_BIN (default target/release/joulenet), LO_SECS (5), SECS (10),
 #      LOSSES ("0 1 5 10 20"), PARTS ("loopback link"), PROTOS (all
-#      joulenet protocols), KERNEL ("cubic reno bbr"), OUT (target/bench-runtime)
+#      joulenet protocols), KERNEL ("cubic reno bbr"), OUT (target/bench-runtime),
+#      JN_OPTS (extra options for both joulenet ends, e.g. "--mss 1400"),
+#      TAG (appended to the joulenet protocol names in the rows, e.g. "-1400")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${JOULENET_BIN:-target/release/joulenet}")
@@ -32,6 +34,8 @@ PARTS=${PARTS:-loopback link}
 PROTOS=${PROTOS:-tahoe reno newreno sack cubic wwp e2tcp rcp rcp-stp}
 KERNEL=${KERNEL:-cubic reno bbr}
 OUT=${OUT:-target/bench-runtime}
+read -r -a JN_OPTS <<< "${JN_OPTS:-}"
+TAG=${TAG:-}
 RATE_MBIT=10
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
@@ -74,12 +78,13 @@ if [[ " $PARTS " == *" loopback "* ]]; then
     port=5600
     for p in $PROTOS; do
         port=$((port + 1))
-        "$BIN" serve --bind 127.0.0.1:$port -1 -J -i 0 > "$TMP/srv.json" &
+        "$BIN" serve --bind 127.0.0.1:$port -1 -J -i 0 "${JN_OPTS[@]}" > "$TMP/srv.json" &
         srv=$!
         sleep 0.2
-        "$BIN" client 127.0.0.1:$port --proto "$p" -t "$LO_SECS" -i 0 -J > "$TMP/cli.json" || true
+        "$BIN" client 127.0.0.1:$port --proto "$p" -t "$LO_SECS" -i 0 -J "${JN_OPTS[@]}" \
+            > "$TMP/cli.json" || true
         wait "$srv" || true
-        row loopback "$p" 0 "$(goodput "$TMP/srv.json")"
+        row loopback "$p$TAG" 0 "$(goodput "$TMP/srv.json")"
     done
 fi
 
@@ -96,17 +101,17 @@ if [[ " $PARTS " == *" link "* ]]; then
             [ "$p" = udp ] && rate=(-b 10Mbps)
             # Not through jn_x: $! must be the server itself, to stop it.
             ip netns exec "${JN_NS}B" "$BIN" serve --bind "$JN_SERVER:5201" -1 --json-stream \
-                -i 1 --idle-timeout 20s > "$TMP/srv.jsonl" &
+                -i 1 --idle-timeout 20s "${JN_OPTS[@]}" > "$TMP/srv.jsonl" &
             srv=$!
             sleep 0.2
             # The sender's buffer may hold seconds of data at a slow rate:
             # stop it after the window, as iperf3 stops after -t.
             jn_x A timeout -s INT $((SECS + 1)) "$BIN" client "$JN_TARGET" --proto "$p" \
-                -t "$SECS" -i 0 -J "${rate[@]}" > "$TMP/cli.json" 2>/dev/null || true
+                -t "$SECS" -i 0 -J "${rate[@]}" "${JN_OPTS[@]}" > "$TMP/cli.json" 2>/dev/null || true
             sleep 0.5
             kill "$srv" 2>/dev/null || true
             wait "$srv" 2>/dev/null || true
-            row link "$p" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
+            row link "$p$TAG" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
         done
         for cc in $KERNEL; do
             jn_x B iperf3 -s -1 -B "$JN_SERVER" > /dev/null 2>&1 &

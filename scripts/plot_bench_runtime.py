@@ -47,10 +47,11 @@ def main():
         print("(no matplotlib: no plot)")
         return
     fig, ax = plt.subplots(figsize=(8, 5))
-    for p in protos:
+    for i, p in enumerate(protos):
         xs = [l for l in losses if l in data[p]]
         style = "--" if p.startswith("linux-") else ("-." if p == "udp" else "-")
-        ax.plot(xs, [data[p][l] for l in xs], style, marker="o", label=p)
+        ax.plot(xs, [data[p][l] for l in xs], style, marker="o", label=p,
+                color=plt.cm.tab20(i % 20))
     ax.plot(losses, [(1 - l / 100) * rate for l in losses], "k:", label="(1-p)·rate")
     ax.plot(losses, [0.9 * (1 - l / 100) * rate for l in losses], color="grey", ls=":",
             label="0.9·(1-p)·rate")
@@ -60,7 +61,7 @@ def main():
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
-    fig.savefig(f"{outdir}/link.png", dpi=120)
+    fig.savefig(f"{outdir}/link.png", dpi=90)
     print(f"plot: {outdir}/link.png")
 
 

@@ -45,6 +45,11 @@ pub struct Common {
     /// Give up on a peer silent this long
     #[arg(long, default_value = "60s")]
     pub idle_timeout: String,
+    /// Segment size for every protocol, 64..=1400 (TCP/RCP MSS, E2TCP MSS,
+    /// WWP payload); default: TCP/RCP 1400, E2TCP 1000, WWP 1024. Give the
+    /// same value to both ends.
+    #[arg(long)]
+    pub mss: Option<u16>,
 }
 
 impl Common {
@@ -61,10 +66,14 @@ impl Common {
         Ok(Some(dur(&self.interval)?).filter(|d| d.0 > 0))
     }
     fn tuning(&self) -> Result<Tuning, String> {
-        Ok(Tuning {
+        let t = Tuning {
             min_rto: dur(&self.min_rto)?,
             ..Tuning::default()
-        })
+        };
+        match self.mss {
+            Some(bytes) => t.with_segment(bytes),
+            None => Ok(t),
+        }
     }
     fn radio_rate(&self) -> Result<u64, String> {
         parse_rate(&self.radio_rate).map_err(|e| e.to_string())

@@ -20,6 +20,11 @@ use crate::net::RuntimeNet;
 pub const SERVER_ADDR: Addr = Addr::new(1, 5201);
 pub const CLIENT_ADDR: Addr = Addr::new(2, 40000);
 
+/// Largest segment that keeps every protocol's datagram within a 1500-byte
+/// MTU (IPv4 20 + UDP 8 + framing 16 + the largest transport header: TCP's
+/// 20 with timestamps and SACK options, 56).
+pub const MAX_SEGMENT: u16 = 1400;
+
 /// Transport knobs the runtime chooses for its agents. The TCP family and
 /// RCP (a TCP clone) share `min_rto`, the buffers and the MSS; WWP and E2TCP
 /// run their papers' defaults (1 KB segments, 1000-byte MSS: both fit one
@@ -68,6 +73,24 @@ impl Tuning {
         c.mss = self.mss;
         c.timestamps = self.timestamps;
         c
+    }
+
+    /// One segment size for every protocol (`--mss`): the TCP family's and
+    /// RCP's MSS, E2TCP's MSS (its window stays 4–32 segments: at 1400
+    /// bytes 44.8 kB, within its 16-bit SACK offsets) and WWP's fixed payload. Both ends must
+    /// use the same (WWP's receiver times waves by it).
+    pub fn with_segment(mut self, bytes: u16) -> Result<Tuning, String> {
+        if !(64..=MAX_SEGMENT).contains(&bytes) {
+            return Err(format!(
+                "segment size {bytes} outside 64..={MAX_SEGMENT} (a 1500-byte MTU)"
+            ));
+        }
+        self.mss = bytes;
+        self.e2tcp.mss = bytes;
+        self.wwp.payload = bytes;
+        self.e2tcp.validate()?;
+        self.wwp.validate()?;
+        Ok(self)
     }
 
     /// RCP with the runtime's RTO floor, MSS and buffers (`stp`: RCP-STP).
@@ -414,6 +437,15 @@ mod tests {
             assert!(s.net.sink_finished, "{p}");
             assert!(!c.aborted && !s.aborted, "{p}");
         }
+    }
+
+    #[test]
+    fn one_segment_size_for_every_protocol() {
+        let t = Tuning::default().with_segment(1400).unwrap();
+        assert_eq!((t.mss, t.e2tcp.mss, t.wwp.payload), (1400, 1400, 1400));
+        assert_eq!(t.e2tcp.max_window, 32);
+        assert!(Tuning::default().with_segment(1401).is_err());
+        assert!(Tuning::default().with_segment(10).is_err());
     }
 
     /// Garbage inside a well-framed datagram (what a broken or hostile peer
