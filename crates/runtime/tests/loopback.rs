@@ -43,13 +43,22 @@ fn quiet() -> Box<dyn std::io::Write + Send> {
     Box::new(std::io::sink())
 }
 
+type ServerThread = thread::JoinHandle<Result<joulenet_runtime::ServerReport, String>>;
+
+/// Starts a one-off counting (`serve`) server; returns its address and join handle.
+fn discard_server() -> (SocketAddr, ServerThread) {
+    let mut opts = ServerOptions::new("127.0.0.1:0".parse().unwrap(), ServerMode::Discard);
+    opts.one_off = true;
+    let sock = server::bind(&opts).unwrap();
+    let addr = sock.local_addr().unwrap();
+    (
+        addr,
+        thread::spawn(move || run_server(&opts, sock, quiet())),
+    )
+}
+
 /// Starts a one-off file server; returns its address and join handle.
-fn file_server(
-    out: &Path,
-) -> (
-    SocketAddr,
-    thread::JoinHandle<Result<joulenet_runtime::ServerReport, String>>,
-) {
+fn file_server(out: &Path) -> (SocketAddr, ServerThread) {
     let mut opts = ServerOptions::new(
         "127.0.0.1:0".parse().unwrap(),
         ServerMode::Files(out.to_path_buf()),
@@ -166,11 +175,7 @@ fn rcp_eln_is_refused_with_the_reason() {
 
 #[test]
 fn generated_stream_reports_goodput_and_energy() {
-    let mut opts = ServerOptions::new("127.0.0.1:0".parse().unwrap(), ServerMode::Discard);
-    opts.one_off = true;
-    let sock = server::bind(&opts).unwrap();
-    let addr = sock.local_addr().unwrap();
-    let server = thread::spawn(move || run_server(&opts, sock, quiet()));
+    let (addr, server) = discard_server();
     let mut c = ClientOptions::new(
         &addr.to_string(),
         Protocol::Tcp(TcpVariant::Cubic),
@@ -190,12 +195,28 @@ fn generated_stream_reports_goodput_and_energy() {
 }
 
 #[test]
+fn every_reliable_protocol_delivers_exactly_the_bytes_asked_for() {
+    for p in Protocol::reliable() {
+        let (addr, server) = discard_server();
+        let c = ClientOptions::new(
+            &addr.to_string(),
+            p,
+            ClientApp::Generate {
+                limit: Limit::Bytes(777_777),
+                rate_bps: None,
+            },
+        );
+        let s = run_client(&c, quiet()).unwrap();
+        assert_eq!(s.bytes_delivered, Some(777_777), "{p}");
+        let r = server.join().unwrap().unwrap();
+        assert_eq!(r.summaries[0].bytes_delivered, Some(777_777), "{p}");
+        assert!(r.summaries[0].completed, "{p}");
+    }
+}
+
+#[test]
 fn udp_stream_arrives() {
-    let mut opts = ServerOptions::new("127.0.0.1:0".parse().unwrap(), ServerMode::Discard);
-    opts.one_off = true;
-    let sock = server::bind(&opts).unwrap();
-    let addr = sock.local_addr().unwrap();
-    let server = thread::spawn(move || run_server(&opts, sock, quiet()));
+    let (addr, server) = discard_server();
     let c = ClientOptions::new(
         &addr.to_string(),
         Protocol::Udp,
