@@ -3,14 +3,27 @@
 # docs/PERFORMANCE.md). Needs root for part 2; build first:
 #   cargo build --release -p joulenet
 #
-# 1. loopback: one flow per TCP variant, no impairment, -t $LO_SECS.
+# 1. loopback: one flow per protocol, no impairment, -t $LO_SECS.
 # 2. a 10 Mbit/s link (tbf in a link namespace between two hosts) with
-#    0/1/5/10/20% random loss on the data path: goodput of every joulenet
-#    protocol beside Linux TCP (iperf3 with cubic, reno and bbr).
+#    0/1/5/10/20% random loss in both directions, applied after the rate
+#    limiter (scripts/netns-lib.sh): goodput of every joulenet protocol
+#    beside Linux TCP (iperf3 with cubic, reno and bbr), same link, same
+#    rules, one after the other in the same run.
 #
-# Prints one line per run: part, protocol, loss %, goodput Mbit/s.
+# Goodput is measured the same way for both: application bytes the receiver
+# got in the first $SECS s of the connection, over $SECS s (joulenet: the
+# server's per-second interval reports; iperf3: `end.sum_received`, whose
+# sender also stops after -t $SECS). On loopback it is the receiver's
+# goodput over the whole stream (bytes / time to its end).
+#
+# Prints one line per run: part, protocol, loss %, goodput Mbit/s; writes
+# them to $OUT/results.tsv, a Markdown table to $OUT/link.md and a plot to
+# $OUT/link.png (matplotlib, if python3 has it).
 # Env: JOULENET_BIN (default target/release/joulenet), LO_SECS (5), SECS (10),
-#      LOSSES ("0 1 5 10 20"), PARTS ("loopback link")
+#      LOSSES ("0 1 5 10 20"), PARTS ("loopback link"), PROTOS (all
+#      joulenet protocols), KERNEL ("cubic reno bbr"), OUT (target/bench-runtime),
+#      JN_OPTS (extra options for both joulenet ends, e.g. "--mss 1400"),
+#      TAG (appended to the joulenet protocol names in the rows, e.g. "-1400")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(realpath "${JOULENET_BIN:-target/release/joulenet}")
@@ -18,16 +31,46 @@ LO_SECS=${LO_SECS:-5}
 SECS=${SECS:-10}
 LOSSES=${LOSSES:-0 1 5 10 20}
 PARTS=${PARTS:-loopback link}
-PROTOS="tahoe reno newreno sack cubic"
+PROTOS=${PROTOS:-tahoe reno newreno sack cubic wwp e2tcp rcp rcp-stp}
+KERNEL=${KERNEL:-cubic reno bbr}
+OUT=${OUT:-target/bench-runtime}
+read -r -a JN_OPTS <<< "${JN_OPTS:-}"
+TAG=${TAG:-}
+RATE_MBIT=10
+mkdir -p "$OUT"
+OUT=$(realpath "$OUT")
 TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+: > "$OUT/results.tsv"
 
-goodput() { # json-file role -> Mbit/s of the receiver's goodput
+goodput() { # json-file -> Mbit/s of the receiver's goodput
     python3 -c '
 import json, sys
-doc = json.load(open(sys.argv[1]))
-end = doc["end"]
-g = end.get("goodput_bps")
+try:
+    g = json.load(open(sys.argv[1]))["end"].get("goodput_bps")
+except Exception:
+    g = None
 print("%.2f" % (g / 1e6) if g else "nan")' "$1"
+}
+
+window_goodput() { # json-stream-file secs -> Mbit/s the receiver got in [0, secs]
+    python3 -c '
+import json, sys
+secs = float(sys.argv[2])
+got = 0
+for line in open(sys.argv[1]):
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        continue
+    if ev.get("event") == "interval" and ev["data"]["sum"]["end"] <= secs + 1e-3:
+        got += ev["data"]["sum"]["bytes"]
+print("%.2f" % (got * 8 / secs / 1e6))' "$1" "$2"
+}
+
+row() { # part proto loss goodput
+    echo "$1 $2 $3 $4"
+    printf "%s\t%s\t%s\t%s\n" "$1" "$2" "$3" "$4" >> "$OUT/results.tsv"
 }
 
 echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) cores; binary $BIN"
@@ -35,12 +78,13 @@ if [[ " $PARTS " == *" loopback "* ]]; then
     port=5600
     for p in $PROTOS; do
         port=$((port + 1))
-        "$BIN" serve --bind 127.0.0.1:$port -1 -J -i 0 > "$TMP/srv.json" &
+        "$BIN" serve --bind 127.0.0.1:$port -1 -J -i 0 "${JN_OPTS[@]}" > "$TMP/srv.json" &
         srv=$!
         sleep 0.2
-        "$BIN" client 127.0.0.1:$port --proto "$p" -t "$LO_SECS" -i 0 -J > "$TMP/cli.json"
-        wait "$srv"
-        echo "loopback $p 0 $(goodput "$TMP/srv.json")"
+        "$BIN" client 127.0.0.1:$port --proto "$p" -t "$LO_SECS" -i 0 -J "${JN_OPTS[@]}" \
+            > "$TMP/cli.json" || true
+        wait "$srv" || true
+        row loopback "$p$TAG" 0 "$(goodput "$TMP/srv.json")"
     done
 fi
 
@@ -48,22 +92,28 @@ if [[ " $PARTS " == *" link "* ]]; then
     . scripts/netns-lib.sh
     jn_need || exit $?
     trap 'jn_teardown; rm -rf "$TMP"' EXIT
-    jn_two_host 10mbit
+    jn_two_host ${RATE_MBIT}mbit
     for loss in $LOSSES; do
         # shellcheck disable=SC2086
         jn_set_loss $JN_LOSSY "$loss"
         for p in $PROTOS udp; do
             rate=()
             [ "$p" = udp ] && rate=(-b 10Mbps)
-            jn_x B "$BIN" serve --bind "$JN_SERVER:5201" -1 -J -i 0 --idle-timeout 20s > "$TMP/srv.json" &
+            # Not through jn_x: $! must be the server itself, to stop it.
+            ip netns exec "${JN_NS}B" "$BIN" serve --bind "$JN_SERVER:5201" -1 --json-stream \
+                -i 1 --idle-timeout 20s "${JN_OPTS[@]}" > "$TMP/srv.jsonl" &
             srv=$!
             sleep 0.2
-            jn_x A "$BIN" client "$JN_TARGET" --proto "$p" -t "$SECS" -i 0 -J "${rate[@]}" \
-                > "$TMP/cli.json" 2>/dev/null || true
-            wait "$srv" || true
-            echo "link $p $loss $(goodput "$TMP/srv.json")"
+            # The sender's buffer may hold seconds of data at a slow rate:
+            # stop it after the window, as iperf3 stops after -t.
+            jn_x A timeout -s INT $((SECS + 1)) "$BIN" client "$JN_TARGET" --proto "$p" \
+                -t "$SECS" -i 0 -J "${rate[@]}" "${JN_OPTS[@]}" > "$TMP/cli.json" 2>/dev/null || true
+            sleep 0.5
+            kill "$srv" 2>/dev/null || true
+            wait "$srv" 2>/dev/null || true
+            row link "$p$TAG" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
         done
-        for cc in cubic reno bbr; do
+        for cc in $KERNEL; do
             jn_x B iperf3 -s -1 -B "$JN_SERVER" > /dev/null 2>&1 &
             srv=$!
             sleep 0.3
@@ -73,7 +123,8 @@ if [[ " $PARTS " == *" link "* ]]; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 print("%.2f" % (d["end"]["sum_received"]["bits_per_second"] / 1e6))' "$TMP/ip.json" 2>/dev/null || echo nan)
-            echo "link linux-$cc $loss $g"
+            row link "linux-$cc" "$loss" "$g"
         done
     done
+    python3 scripts/plot_bench_runtime.py "$OUT/results.tsv" "$RATE_MBIT" "$OUT" || true
 fi

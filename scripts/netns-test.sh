@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# File transfers over real (namespaced) links: every joulenet TCP variant at
-# 0%, 5% and 20% random loss per link, over a two-host topology and a
-# three-host one with `joulenet emulate` relaying in the middle; each
-# received file's SHA-256 is checked against the original.
+# File transfers over real (namespaced) links: every reliable joulenet
+# protocol (the TCP family, WWP, E2TCP, RCP, RCP-STP) at 0%, 5% and 20%
+# random loss on link L1 (both directions, after the rate limiter; see
+# scripts/netns-lib.sh), over a two-host topology and a three-host one with
+# `joulenet emulate` relaying in the middle; each received file's SHA-256 is
+# checked against the original.
 #
 # Usage: scripts/netns-test.sh            (root; skips with exit 77 otherwise)
 # Env:   JOULENET_BIN  binary (default target/debug/joulenet)
 #        SIZE          bytes per file (default 1000000)
 #        RATE          link rate (default 50mbit)
 #        LOSSES        loss percentages (default "0 5 20")
-#        PROTOS        protocols (default "tahoe reno newreno sack cubic")
+#        PROTOS        protocols (default: all reliable ones)
 #        TOPOLOGIES    (default "two three")
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,7 @@ BIN=$(realpath "${JOULENET_BIN:-target/debug/joulenet}")
 SIZE=${SIZE:-1000000}
 RATE=${RATE:-50mbit}
 LOSSES=${LOSSES:-0 5 20}
-PROTOS=${PROTOS:-tahoe reno newreno sack cubic}
+PROTOS=${PROTOS:-tahoe reno newreno sack cubic wwp e2tcp rcp rcp-stp}
 TOPOLOGIES=${TOPOLOGIES:-two three}
 [ -x "$BIN" ] || { echo "no binary at $BIN (cargo build -p joulenet)"; exit 1; }
 

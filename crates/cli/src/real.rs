@@ -10,7 +10,7 @@ use clap::Args;
 use joulenet_channel::units::{parse_duration, parse_rate, parse_size};
 use joulenet_proto::Duration;
 use joulenet_runtime::app::{FileOutcome, Limit};
-use joulenet_runtime::conn::TcpTuning;
+use joulenet_runtime::conn::Tuning;
 use joulenet_runtime::frame::Protocol;
 use joulenet_runtime::{
     emulate, parse_loss, run_client, run_emulator, run_server, server, ClientApp, ClientOptions,
@@ -45,6 +45,11 @@ pub struct Common {
     /// Give up on a peer silent this long
     #[arg(long, default_value = "60s")]
     pub idle_timeout: String,
+    /// Segment size for every protocol, 64..=1400 (TCP/RCP MSS, E2TCP MSS,
+    /// WWP payload); default: TCP/RCP 1400, E2TCP 1000, WWP 1024. Give the
+    /// same value to both ends.
+    #[arg(long)]
+    pub mss: Option<u16>,
 }
 
 impl Common {
@@ -60,11 +65,15 @@ impl Common {
     fn interval(&self) -> Result<Option<Duration>, String> {
         Ok(Some(dur(&self.interval)?).filter(|d| d.0 > 0))
     }
-    fn tuning(&self) -> Result<TcpTuning, String> {
-        Ok(TcpTuning {
+    fn tuning(&self) -> Result<Tuning, String> {
+        let t = Tuning {
             min_rto: dur(&self.min_rto)?,
-            ..TcpTuning::default()
-        })
+            ..Tuning::default()
+        };
+        match self.mss {
+            Some(bytes) => t.with_segment(bytes),
+            None => Ok(t),
+        }
     }
     fn radio_rate(&self) -> Result<u64, String> {
         parse_rate(&self.radio_rate).map_err(|e| e.to_string())
@@ -102,7 +111,7 @@ pub struct RecvArgs {
 pub struct ClientArgs {
     /// Server, HOST[:PORT] (port 5201 by default)
     pub host: String,
-    /// Protocol: tahoe, reno, newreno, sack, cubic or udp
+    /// Protocol: tahoe, reno, newreno, sack, cubic, wwp, e2tcp, rcp, rcp-stp or udp
     #[arg(long)]
     pub proto: Protocol,
     /// Bytes to send (e.g. 100MB)
@@ -124,7 +133,7 @@ pub struct SendArgs {
     pub file: PathBuf,
     /// Receiver, HOST[:PORT]
     pub host: String,
-    /// Protocol: tahoe, reno, newreno, sack or cubic
+    /// Protocol: tahoe, reno, newreno, sack, cubic, wwp, e2tcp, rcp or rcp-stp
     #[arg(long, default_value = "cubic")]
     pub proto: Protocol,
     #[command(flatten)]

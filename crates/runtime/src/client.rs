@@ -19,7 +19,7 @@ use rand::TryRngCore;
 use serde_json::json;
 
 use crate::app::{AppSource, FileSource, Generator, Limit};
-use crate::conn::{Connection, TcpTuning};
+use crate::conn::{Connection, Tuning};
 use crate::energy;
 use crate::frame::{self, Kind, Protocol};
 use crate::report::{Format, Reporter, Summary};
@@ -44,7 +44,7 @@ pub struct ClientOptions {
     pub app: ClientApp,
     pub interval: Option<Duration>,
     pub format: Format,
-    pub tuning: TcpTuning,
+    pub tuning: Tuning,
     pub radio: String,
     pub radio_rate_bps: u64,
     /// Give up when nothing was heard from the server for this long.
@@ -59,7 +59,7 @@ impl ClientOptions {
             app,
             interval: None,
             format: Format::Human,
-            tuning: TcpTuning::default(),
+            tuning: Tuning::default(),
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
@@ -121,8 +121,12 @@ pub fn run_client(
     })?;
     if matches!(opts.app, ClientApp::File(_)) && !opts.protocol.is_reliable() {
         return Err(format!(
-            "{} does not repair losses; send files with tahoe, reno, newreno, sack or cubic",
-            opts.protocol
+            "{} does not repair losses; send files with one of {}",
+            opts.protocol,
+            Protocol::reliable()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     let bind: SocketAddr = if server.is_ipv4() {
@@ -131,6 +135,11 @@ pub fn run_client(
         "[::]:0".parse().unwrap()
     };
     let socket = sock::bind(bind).map_err(|e| format!("bind {bind}: {e}"))?;
+    // A connected socket spares the kernel a route lookup per datagram
+    // (`send_batch` then leaves the address out) and filters other sources.
+    socket
+        .connect(server)
+        .map_err(|e| format!("connect {server}: {e}"))?;
     let start = Instant::now();
     let (source, file_info): (Box<dyn AppSource>, _) = match &opts.app {
         ClientApp::Generate { limit, rate_bps } => {
@@ -167,6 +176,7 @@ pub fn run_client(
     }));
 
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
+    let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let mut strangers = 0u64;
     conn.start();
@@ -174,8 +184,8 @@ pub fn run_client(
     loop {
         let now = conn.now();
         conn.poll(now);
-        conn.drain(&mut sendq);
-        flush(&socket, &mut sendq)?;
+        conn.drain(&mut sendq, &mut pool);
+        flush(&socket, Some(server), &mut sendq, &mut pool)?;
         rep.tick(now, &conn);
         if conn.is_done() || refused.is_some() {
             break;
@@ -233,7 +243,7 @@ pub fn run_client(
     let close = conn.close_datagram();
     sendq.push(close.clone());
     sendq.push(close);
-    let _ = flush(&socket, &mut sendq);
+    let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
     // A reliable protocol that closed cleanly has delivered every byte.
     let delivered = (opts.protocol.is_reliable() && !conn.aborted && conn.closed_at.is_some())
         .then(|| conn.app_bytes_read());
@@ -264,13 +274,23 @@ pub fn run_client(
     Ok(summary)
 }
 
-/// Sends what the socket takes now; keeps the rest queued (bounded).
-pub(crate) fn flush(socket: &UdpSocket, q: &mut Vec<(Vec<u8>, SocketAddr)>) -> Result<(), String> {
+/// Sends what the socket takes now; keeps the rest queued (bounded). Sent
+/// datagrams' buffers go to `pool` for the next ones.
+pub(crate) fn flush(
+    socket: &UdpSocket,
+    connected: Option<SocketAddr>,
+    q: &mut Vec<(Vec<u8>, SocketAddr)>,
+    pool: &mut Vec<Vec<u8>>,
+) -> Result<(), String> {
     if q.is_empty() {
         return Ok(());
     }
-    let n = sock::send_batch(socket, q).map_err(|e| format!("send: {e}"))?;
-    q.drain(..n);
+    let n = sock::send_batch(socket, q, connected).map_err(|e| format!("send: {e}"))?;
+    for (d, _) in q.drain(..n) {
+        if pool.len() < MAX_POOL {
+            pool.push(d);
+        }
+    }
     // What the kernel did not take waits (the event loop polls for room);
     // beyond the bound the oldest are dropped, as a full interface queue would.
     if q.len() > MAX_SEND_QUEUE {
@@ -279,6 +299,9 @@ pub(crate) fn flush(socket: &UdpSocket, q: &mut Vec<(Vec<u8>, SocketAddr)>) -> R
     }
     Ok(())
 }
+
+/// Spare datagram buffers an endpoint keeps.
+const MAX_POOL: usize = 4096;
 
 /// Datagrams an endpoint keeps queued for its socket at most.
 pub const MAX_SEND_QUEUE: usize = 16_384;

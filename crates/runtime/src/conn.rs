@@ -4,8 +4,11 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use joulenet_proto::e2tcp::{E2tcpConfig, E2tcpReceiver, E2tcpSender};
+use joulenet_proto::rcp::{RcpConfig, RcpReceiver, RcpSender};
 use joulenet_proto::tcp::{TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::udp::{UdpReceiver, UdpSender};
+use joulenet_proto::wwp::{WwpConfig, WwpReceiver, WwpSender};
 use joulenet_proto::{Addr, Agent, Duration, Net, Time, TransportEvent};
 
 use crate::app::{AppSink, AppSource};
@@ -17,12 +20,20 @@ use crate::net::RuntimeNet;
 pub const SERVER_ADDR: Addr = Addr::new(1, 5201);
 pub const CLIENT_ADDR: Addr = Addr::new(2, 40000);
 
-/// Transport knobs the runtime chooses for its TCP agents.
+/// Largest segment that keeps every protocol's datagram within a 1500-byte
+/// MTU (IPv4 20 + UDP 8 + framing 16 + the largest transport header: TCP's
+/// 20 with timestamps and SACK options, 56).
+pub const MAX_SEGMENT: u16 = 1400;
+
+/// Transport knobs the runtime chooses for its agents. The TCP family and
+/// RCP (a TCP clone) share `min_rto`, the buffers and the MSS; WWP and E2TCP
+/// run their papers' defaults (1 KB segments, 1000-byte MSS: both fit one
+/// unfragmented datagram) unless given another configuration.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TcpTuning {
-    /// Lower bound of the retransmission timeout. The agent's default (1 s,
-    /// RFC 6298) is for simulation fidelity; the runtime defaults to Linux's
-    /// 200 ms.
+pub struct Tuning {
+    /// Lower bound of the retransmission timeout (TCP and RCP). The agents'
+    /// defaults (1 s, RFC 6298) are for simulation fidelity; the runtime
+    /// defaults to Linux's 200 ms.
     pub min_rto: Duration,
     pub send_buffer: usize,
     pub recv_buffer: usize,
@@ -32,11 +43,13 @@ pub struct TcpTuning {
     /// loss that segment may have waited behind a hole for seconds, which
     /// inflates SRTT and the RTO until transfers crawl (seen at 20% loss).
     pub timestamps: bool,
+    pub wwp: WwpConfig,
+    pub e2tcp: E2tcpConfig,
 }
 
-impl Default for TcpTuning {
+impl Default for Tuning {
     fn default() -> Self {
-        TcpTuning {
+        Tuning {
             min_rto: Duration::from_millis(200),
             send_buffer: 4 << 20,
             recv_buffer: 4 << 20,
@@ -44,11 +57,13 @@ impl Default for TcpTuning {
             // (SACK blocks up to 36): keeps every datagram unfragmented.
             mss: 1400,
             timestamps: true,
+            wwp: WwpConfig::default(),
+            e2tcp: E2tcpConfig::default(),
         }
     }
 }
 
-impl TcpTuning {
+impl Tuning {
     pub fn config(&self, variant: TcpVariant) -> TcpConfig {
         let mut c = TcpConfig::new(variant);
         c.min_rto = self.min_rto;
@@ -58,6 +73,66 @@ impl TcpTuning {
         c.mss = self.mss;
         c.timestamps = self.timestamps;
         c
+    }
+
+    /// One segment size for every protocol (`--mss`): the TCP family's and
+    /// RCP's MSS, E2TCP's MSS (its window stays 4–32 segments: at 1400
+    /// bytes 44.8 kB, within its 16-bit SACK offsets) and WWP's fixed payload. Both ends must
+    /// use the same (WWP's receiver times waves by it).
+    pub fn with_segment(mut self, bytes: u16) -> Result<Tuning, String> {
+        if !(64..=MAX_SEGMENT).contains(&bytes) {
+            return Err(format!(
+                "segment size {bytes} outside 64..={MAX_SEGMENT} (a 1500-byte MTU)"
+            ));
+        }
+        self.mss = bytes;
+        self.e2tcp.mss = bytes;
+        self.wwp.payload = bytes;
+        self.e2tcp.validate()?;
+        self.wwp.validate()?;
+        Ok(self)
+    }
+
+    /// RCP with the runtime's RTO floor, MSS and buffers (`stp`: RCP-STP).
+    pub fn rcp(&self, stp: bool) -> RcpConfig {
+        let mut c = if stp {
+            RcpConfig::stp()
+        } else {
+            RcpConfig::default()
+        };
+        c.min_rto = self.min_rto;
+        c.initial_rto = Duration::from_secs(1).max(self.min_rto);
+        c.mss = self.mss;
+        c.send_buffer = self.send_buffer;
+        c.recv_buffer = self.recv_buffer;
+        c
+    }
+
+    /// The data source's agent (the client end), talking to the server.
+    pub fn sender(&self, protocol: Protocol) -> Box<dyn Agent> {
+        match protocol {
+            Protocol::Tcp(v) => Box::new(TcpAgent::client(self.config(v), SERVER_ADDR)),
+            Protocol::Udp => Box::new(UdpSender::new(SERVER_ADDR)),
+            Protocol::Wwp => Box::new(WwpSender::new(self.wwp.clone(), SERVER_ADDR)),
+            Protocol::E2tcp => Box::new(E2tcpSender::new(self.e2tcp.clone(), SERVER_ADDR)),
+            Protocol::Rcp | Protocol::RcpStp => Box::new(RcpSender::new(
+                self.rcp(protocol == Protocol::RcpStp),
+                SERVER_ADDR,
+            )),
+        }
+    }
+
+    /// The data sink's agent (the server end).
+    pub fn receiver(&self, protocol: Protocol) -> Box<dyn Agent> {
+        match protocol {
+            Protocol::Tcp(v) => Box::new(TcpAgent::server(self.config(v))),
+            Protocol::Udp => Box::new(UdpReceiver::new()),
+            Protocol::Wwp => Box::new(WwpReceiver::new(self.wwp.clone())),
+            Protocol::E2tcp => Box::new(E2tcpReceiver::new(self.e2tcp.clone())),
+            Protocol::Rcp | Protocol::RcpStp => {
+                Box::new(RcpReceiver::new(self.rcp(protocol == Protocol::RcpStp)))
+            }
+        }
     }
 }
 
@@ -96,14 +171,11 @@ impl Connection {
         id: u64,
         protocol: Protocol,
         peer: SocketAddr,
-        tuning: &TcpTuning,
+        tuning: &Tuning,
         source: Box<dyn AppSource>,
         start: Instant,
     ) -> Connection {
-        let agent: Box<dyn Agent> = match protocol {
-            Protocol::Tcp(v) => Box::new(TcpAgent::client(tuning.config(v), SERVER_ADDR)),
-            Protocol::Udp => Box::new(UdpSender::new(SERVER_ADDR)),
-        };
+        let agent = tuning.sender(protocol);
         let mut net = RuntimeNet::new(CLIENT_ADDR, start);
         net.source = Some(source);
         Connection::new(id, protocol, peer, agent, net, true)
@@ -113,14 +185,11 @@ impl Connection {
         id: u64,
         protocol: Protocol,
         peer: SocketAddr,
-        tuning: &TcpTuning,
+        tuning: &Tuning,
         sink: Box<dyn AppSink>,
         start: Instant,
     ) -> Connection {
-        let agent: Box<dyn Agent> = match protocol {
-            Protocol::Tcp(v) => Box::new(TcpAgent::server(tuning.config(v))),
-            Protocol::Udp => Box::new(UdpReceiver::new()),
-        };
+        let agent = tuning.receiver(protocol);
         let mut net = RuntimeNet::new(SERVER_ADDR, start);
         net.sink = Some(sink);
         Connection::new(id, protocol, peer, agent, net, false)
@@ -152,11 +221,13 @@ impl Connection {
         }
     }
 
+    /// The clock now (not the last callback's instant).
     pub fn now(&self) -> Time {
-        self.net.now()
+        self.net.clock()
     }
 
     pub fn start(&mut self) {
+        self.net.begin_callback();
         self.agent.start(&mut self.net);
         self.after_callback();
     }
@@ -166,7 +237,7 @@ impl Connection {
         self.heard_from_peer = true;
         self.counts.datagrams_received += 1;
         self.counts.udp_bytes_received += datagram_len as u64;
-        self.last_heard = self.net.now();
+        self.last_heard = self.net.begin_callback();
         let from = if self.is_client {
             SERVER_ADDR
         } else {
@@ -180,6 +251,7 @@ impl Connection {
     pub fn on_close(&mut self) {
         self.peer_closed = true;
         if self.protocol == Protocol::Udp && !self.is_client {
+            self.net.begin_callback();
             self.net.deliver_finished();
             self.after_callback();
         }
@@ -188,6 +260,7 @@ impl Connection {
     /// Fires due timers and wakes a paced source.
     pub fn poll(&mut self, now: Time) {
         while let Some(id) = self.net.timers.pop_expired(now) {
+            self.net.begin_callback();
             self.agent.on_timer(&mut self.net, id);
             self.after_callback();
         }
@@ -200,6 +273,7 @@ impl Connection {
                 .is_none_or(|t| t <= now);
             if ready {
                 self.net.source_pending = false;
+                self.net.begin_callback();
                 self.agent.on_app_ready(&mut self.net);
                 self.after_callback();
             }
@@ -237,8 +311,10 @@ impl Connection {
         }
     }
 
-    /// Frames the agent's queued packets onto `out`.
-    pub fn drain(&mut self, out: &mut Vec<(Vec<u8>, SocketAddr)>) {
+    /// Frames the agent's queued packets onto `out`, in datagram buffers
+    /// taken from `pool` (sent datagrams go back to it: no allocation per
+    /// packet once the flow is running).
+    pub fn drain(&mut self, out: &mut Vec<(Vec<u8>, SocketAddr)>, pool: &mut Vec<Vec<u8>>) {
         let kind = if self.heard_from_peer {
             Kind::Data
         } else {
@@ -250,10 +326,14 @@ impl Connection {
             conn_id: self.id,
         };
         let packets = std::mem::take(&mut self.net.outbox);
+        let mut head = [0u8; HEADER_LEN];
+        frame::write_header(&header, &mut head);
         for p in packets {
-            let mut d = Vec::with_capacity(HEADER_LEN + p.len());
-            d.resize(HEADER_LEN, 0);
-            frame::write_header(&header, &mut d);
+            let mut d = pool
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(HEADER_LEN + p.len()));
+            d.clear();
+            d.extend_from_slice(&head);
             d.extend_from_slice(&p);
             self.counts.datagrams_sent += 1;
             self.counts.udp_bytes_sent += d.len() as u64;
@@ -294,5 +374,123 @@ impl Connection {
 
     pub fn gauge(&self, name: &str) -> Option<f64> {
         self.agent.gauge(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::{CountingSink, Generator, Limit};
+    use std::net::SocketAddr;
+
+    fn pair(protocol: Protocol) -> (Connection, Connection) {
+        let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let t = Tuning::default();
+        let src = Box::new(Generator::new(Limit::Bytes(200_000), None));
+        let client = Connection::client(7, protocol, peer, &t, src, Instant::now());
+        let sink = Box::new(CountingSink::default());
+        let server = Connection::server(7, protocol, peer, &t, sink, Instant::now());
+        (client, server)
+    }
+
+    /// Moves every queued packet from `a` to `b` (runtime header stripped);
+    /// returns how many moved.
+    fn carry(a: &mut Connection, b: &mut Connection) -> usize {
+        let mut out = Vec::new();
+        a.drain(&mut out, &mut Vec::new());
+        for (d, _) in &out {
+            b.on_datagram(&d[HEADER_LEN..], d.len());
+        }
+        out.len()
+    }
+
+    /// Without sockets: every protocol's two agents, driven through
+    /// `Connection`, move the whole stream and close.
+    #[test]
+    fn every_protocol_completes_between_two_connections_in_memory() {
+        for p in Protocol::reliable() {
+            let (mut c, mut s) = pair(p);
+            s.start();
+            c.start();
+            for _ in 0..100_000 {
+                let now = c.now().max(s.now());
+                c.poll(now);
+                s.poll(now);
+                let moved = carry(&mut c, &mut s) + carry(&mut s, &mut c);
+                if c.is_done() && s.is_done() {
+                    break;
+                }
+                if moved == 0 {
+                    // Only timers can move things on: wait for the next one.
+                    let next = [c.next_deadline(), s.next_deadline()]
+                        .into_iter()
+                        .flatten()
+                        .min();
+                    if let Some(t) = next {
+                        let wait = t.0.saturating_sub(c.now().0).min(50_000_000);
+                        std::thread::sleep(std::time::Duration::from_nanos(wait));
+                    }
+                }
+            }
+            assert!(c.is_done() && s.is_done(), "{p}: did not finish");
+            assert_eq!(s.app_bytes_delivered(), 200_000, "{p}");
+            assert!(s.net.sink_finished, "{p}");
+            assert!(!c.aborted && !s.aborted, "{p}");
+        }
+    }
+
+    #[test]
+    fn one_segment_size_for_every_protocol() {
+        let t = Tuning::default().with_segment(1400).unwrap();
+        assert_eq!((t.mss, t.e2tcp.mss, t.wwp.payload), (1400, 1400, 1400));
+        assert_eq!(t.e2tcp.max_window, 32);
+        assert!(Tuning::default().with_segment(1401).is_err());
+        assert!(Tuning::default().with_segment(10).is_err());
+    }
+
+    /// Garbage inside a well-framed datagram (what a broken or hostile peer
+    /// could send on an established connection) is counted by the agent,
+    /// never a panic, at either end of every protocol.
+    #[test]
+    fn malformed_agent_packets_are_counted_at_both_ends_of_every_protocol() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for p in Protocol::ALL {
+            let (mut c, mut s) = pair(p);
+            s.start();
+            c.start();
+            // A real first packet, then mutilated copies and random bytes.
+            let mut hello = Vec::new();
+            c.drain(&mut hello, &mut Vec::new());
+            let real = hello
+                .first()
+                .map(|(d, _)| d[HEADER_LEN..].to_vec())
+                .unwrap_or_default();
+            for i in 0..2000 {
+                let len = (next() % 80) as usize;
+                let mut junk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+                if i % 2 == 0 && !real.is_empty() {
+                    junk = real[..(next() as usize % real.len())].to_vec();
+                }
+                s.on_datagram(&junk, junk.len() + HEADER_LEN);
+                c.on_datagram(&junk, junk.len() + HEADER_LEN);
+                let mut sink = Vec::new();
+                s.drain(&mut sink, &mut Vec::new());
+                c.drain(&mut sink, &mut Vec::new());
+            }
+            if p != Protocol::Udp {
+                let dropped = |k: &Connection| {
+                    let st = k.agent.stats();
+                    st.malformed_dropped + st.unexpected_dropped
+                };
+                assert!(dropped(&s) > 0, "{p}: receiver counted nothing");
+                assert!(dropped(&c) > 0, "{p}: sender counted nothing");
+            }
+        }
     }
 }

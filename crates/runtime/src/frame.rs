@@ -62,17 +62,34 @@ impl Kind {
 pub enum Protocol {
     Tcp(TcpVariant),
     Udp,
+    /// Wave & Wait (`joulenet_proto::wwp`).
+    Wwp,
+    /// E2TCP end to end (`joulenet_proto::e2tcp`; no split proxy).
+    E2tcp,
+    /// RCP with NewReno at the receiver (`joulenet_proto::rcp`).
+    Rcp,
+    /// RCP-STP: the STP-like controller and batched requests.
+    RcpStp,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 6] = [
+    pub const ALL: [Protocol; 10] = [
         Protocol::Tcp(TcpVariant::Tahoe),
         Protocol::Tcp(TcpVariant::Reno),
         Protocol::Tcp(TcpVariant::NewReno),
         Protocol::Tcp(TcpVariant::Sack),
         Protocol::Tcp(TcpVariant::Cubic),
         Protocol::Udp,
+        Protocol::Wwp,
+        Protocol::E2tcp,
+        Protocol::Rcp,
+        Protocol::RcpStp,
     ];
+
+    /// The protocols that repair losses (files can be sent over them).
+    pub fn reliable() -> impl Iterator<Item = Protocol> {
+        Protocol::ALL.into_iter().filter(|p| p.is_reliable())
+    }
 
     pub const fn code(self) -> u8 {
         match self {
@@ -82,6 +99,10 @@ impl Protocol {
             Protocol::Tcp(TcpVariant::Sack) => 4,
             Protocol::Tcp(TcpVariant::Cubic) => 5,
             Protocol::Udp => 16,
+            Protocol::Wwp => 17,
+            Protocol::E2tcp => 18,
+            Protocol::Rcp => 19,
+            Protocol::RcpStp => 20,
         }
     }
 
@@ -93,12 +114,16 @@ impl Protocol {
         match self {
             Protocol::Tcp(v) => v.name(),
             Protocol::Udp => "udp",
+            Protocol::Wwp => "wwp",
+            Protocol::E2tcp => "e2tcp",
+            Protocol::Rcp => "rcp",
+            Protocol::RcpStp => "rcp-stp",
         }
     }
 
     /// Whether the protocol repairs losses (a file can be sent over it).
     pub fn is_reliable(self) -> bool {
-        matches!(self, Protocol::Tcp(_))
+        !matches!(self, Protocol::Udp)
     }
 }
 
@@ -111,13 +136,21 @@ impl fmt::Display for Protocol {
 impl core::str::FromStr for Protocol {
     type Err = String;
     fn from_str(s: &str) -> Result<Protocol, String> {
+        if s.eq_ignore_ascii_case("rcp-eln") {
+            // ELN is the receiver's link layer handing RCP the header of a
+            // frame it received corrupted; a UDP socket never sees such a frame.
+            return Err(
+                "rcp-eln needs explicit loss notification from the receiver's \
+                        link layer, which a UDP socket cannot provide; use rcp or rcp-stp"
+                    .into(),
+            );
+        }
         Protocol::ALL
             .into_iter()
             .find(|p| p.name().eq_ignore_ascii_case(s))
             .ok_or_else(|| {
-                format!(
-                    "unknown protocol {s:?} (expected tahoe, reno, newreno, sack, cubic or udp)"
-                )
+                let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown protocol {s:?} (expected {})", names.join(", "))
             })
     }
 }
@@ -268,6 +301,13 @@ mod tests {
             assert_eq!(p.name().parse::<Protocol>(), Ok(p));
         }
         assert!("bbr".parse::<Protocol>().is_err());
+        let eln = "rcp-eln".parse::<Protocol>().unwrap_err();
+        assert!(eln.contains("link layer"), "{eln}");
+        // Codes are distinct.
+        let mut codes: Vec<u8> = Protocol::ALL.iter().map(|p| p.code()).collect();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), Protocol::ALL.len());
     }
 
     proptest! {
@@ -277,7 +317,7 @@ mod tests {
         }
 
         #[test]
-        fn round_trip_any(kind in 1u8..=4, proto in 0usize..6, id in 1u64.., payload in proptest::collection::vec(any::<u8>(), 0..100)) {
+        fn round_trip_any(kind in 1u8..=4, proto in 0usize..Protocol::ALL.len(), id in 1u64.., payload in proptest::collection::vec(any::<u8>(), 0..100)) {
             let h = Header { kind: Kind::from_code(kind).unwrap(), protocol: Protocol::ALL[proto], conn_id: id };
             let d = emit(&h, &payload);
             let (h2, p2) = parse(&d).unwrap();

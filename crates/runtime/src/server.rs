@@ -21,7 +21,7 @@ use serde_json::json;
 
 use crate::app::{AppSink, CountingSink, FileOutcome, FileSink};
 use crate::client::flush;
-use crate::conn::{Connection, TcpTuning};
+use crate::conn::{Connection, Tuning};
 use crate::energy;
 use crate::frame::{self, Header, Kind, Protocol};
 use crate::report::{Format, Reporter, Summary};
@@ -46,7 +46,7 @@ pub struct ServerOptions {
     pub one_off: bool,
     pub interval: Option<Duration>,
     pub format: Format,
-    pub tuning: TcpTuning,
+    pub tuning: Tuning,
     pub radio: String,
     pub radio_rate_bps: u64,
     /// A connection silent this long is dropped.
@@ -65,7 +65,7 @@ impl ServerOptions {
             one_off: false,
             interval: None,
             format: Format::Human,
-            tuning: TcpTuning::default(),
+            tuning: Tuning::default(),
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
@@ -95,6 +95,9 @@ pub struct ServerReport {
 
 const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// How long a connection whose agent closed waits for the peer's `Close`.
+pub const LINGER: Duration = Duration::from_secs(2);
+
 /// How many finished connection ids are remembered to spot replays.
 const RECENT_IDS: usize = 4096;
 
@@ -112,6 +115,8 @@ impl Write for SharedOut {
 
 struct Entry {
     conn: Connection,
+    /// When the agent was first seen done.
+    done_since: Option<Time>,
     rep: Reporter,
     file: Option<Arc<Mutex<FileOutcome>>>,
 }
@@ -147,6 +152,7 @@ pub fn run_server(
     let mut recent: VecDeque<u64> = VecDeque::new();
     let mut report = ServerReport::default();
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
+    let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let epoch = Instant::now();
     loop {
@@ -155,11 +161,23 @@ pub fn run_server(
         for (id, e) in conns.iter_mut() {
             let now = e.conn.now();
             e.conn.poll(now);
-            e.conn.drain(&mut sendq);
+            e.conn.drain(&mut sendq, &mut pool);
             e.rep.tick(now, &e.conn);
             // The client sends `Close` only once its agent is done, so every
             // byte it will ever send has been delivered or is lost for good.
-            let done = e.conn.is_done() || e.conn.peer_closed;
+            // An agent that is done on its own lingers until that `Close`
+            // (or for LINGER): a WWP or E2TCP receiver closes when it has
+            // the FIN, a TCP server that half-closed at once sits in
+            // TIME_WAIT once it has ACKed the client's FIN; if that answer
+            // is lost, the sender's retransmitted FIN must still find
+            // someone to answer it.
+            if e.conn.is_done() {
+                e.done_since.get_or_insert(now);
+            }
+            let lingered = e
+                .done_since
+                .is_some_and(|t| now.saturating_since(t) > LINGER);
+            let done = e.conn.peer_closed || e.conn.aborted || lingered;
             let silent = now.saturating_since(e.conn.last_heard) > opts.idle_timeout;
             if done || silent {
                 if silent && !done {
@@ -168,7 +186,7 @@ pub fn run_server(
                 finished.push(*id);
             }
         }
-        flush(&socket, &mut sendq)?;
+        flush(&socket, None, &mut sendq, &mut pool)?;
         for id in finished {
             let Some(mut e) = conns.remove(&id) else {
                 continue;
@@ -228,6 +246,7 @@ pub fn run_server(
                 [
                     e.conn.next_deadline(),
                     e.rep.next_tick(),
+                    e.done_since.map(|t| t + LINGER + Duration(1)),
                     Some(Time(
                         e.conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
                     )),
@@ -328,7 +347,15 @@ pub fn run_server(
                     "connection_id": format!("{:016x}", h.conn_id),
                     "test_start": {"protocol": h.protocol.name(), "num_streams": 1},
                 }));
-                conns.insert(h.conn_id, Entry { conn, rep, file });
+                conns.insert(
+                    h.conn_id,
+                    Entry {
+                        conn,
+                        done_since: None,
+                        rep,
+                        file,
+                    },
+                );
             }
             if n < sock::BATCH {
                 break;

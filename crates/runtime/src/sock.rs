@@ -245,9 +245,15 @@ fn to_storage(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
 /// Sends as many of `queue`'s datagrams as the socket takes now, in order,
 /// with as few system calls as possible; returns how many went. A datagram
 /// the kernel rejects outright (not "would block") is counted as sent and
-/// lost, like a drop on the wire.
+/// lost, like a drop on the wire. Datagrams to `connected` (the address the
+/// socket is connected to, if it is) go without an address, so the kernel
+/// uses the socket's cached route instead of looking one up per datagram.
 #[cfg(target_os = "linux")]
-pub fn send_batch(sock: &UdpSocket, queue: &[(Vec<u8>, SocketAddr)]) -> io::Result<usize> {
+pub fn send_batch(
+    sock: &UdpSocket,
+    queue: &[(Vec<u8>, SocketAddr)],
+    connected: Option<SocketAddr>,
+) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
     let mut done = 0;
     while done < queue.len() {
@@ -265,8 +271,10 @@ pub fn send_batch(sock: &UdpSocket, queue: &[(Vec<u8>, SocketAddr)]) -> io::Resu
             .map(|i| {
                 // SAFETY: zeroed mmsghdr is valid plain data.
                 let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                m.msg_hdr.msg_name = &mut names[i].0 as *mut _ as *mut libc::c_void;
-                m.msg_hdr.msg_namelen = names[i].1;
+                if Some(chunk[i].1) != connected {
+                    m.msg_hdr.msg_name = &mut names[i].0 as *mut _ as *mut libc::c_void;
+                    m.msg_hdr.msg_namelen = names[i].1;
+                }
                 m.msg_hdr.msg_iov = &mut iovs[i];
                 m.msg_hdr.msg_iovlen = 1;
                 m
@@ -302,10 +310,19 @@ pub fn send_batch(sock: &UdpSocket, queue: &[(Vec<u8>, SocketAddr)]) -> io::Resu
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn send_batch(sock: &UdpSocket, queue: &[(Vec<u8>, SocketAddr)]) -> io::Result<usize> {
+pub fn send_batch(
+    sock: &UdpSocket,
+    queue: &[(Vec<u8>, SocketAddr)],
+    connected: Option<SocketAddr>,
+) -> io::Result<usize> {
     let mut done = 0;
     for (d, a) in queue {
-        match sock.send_to(d, a) {
+        let sent = if Some(*a) == connected {
+            sock.send(d)
+        } else {
+            sock.send_to(d, a)
+        };
+        match sent {
             Ok(_) => done += 1,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
             Err(_) => done += 1,
@@ -325,7 +342,7 @@ mod tests {
         let to = b.local_addr().unwrap();
         let queue: Vec<(Vec<u8>, SocketAddr)> =
             (0..100u8).map(|i| (vec![i; 10 + i as usize], to)).collect();
-        assert_eq!(send_batch(&a, &queue).unwrap(), 100);
+        assert_eq!(send_batch(&a, &queue, None).unwrap(), 100);
         let mut got = 0;
         let mut batch = RecvBatch::default();
         let deadline = std::time::Instant::now() + Duration::from_secs(2);

@@ -1,6 +1,7 @@
 //! Behaviour over 127.0.0.1 (no root needed): files arrive verified with
-//! every TCP variant, directly and through the emulator at 5% loss; strangers
-//! and malformed datagrams are counted, not fatal; a full server says so.
+//! every reliable protocol (the TCP family, WWP, E2TCP, RCP, RCP-STP),
+//! directly and through the emulator at 5% loss; strangers and malformed
+//! datagrams are counted, not fatal; a full server says so.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -42,13 +43,22 @@ fn quiet() -> Box<dyn std::io::Write + Send> {
     Box::new(std::io::sink())
 }
 
+type ServerThread = thread::JoinHandle<Result<joulenet_runtime::ServerReport, String>>;
+
+/// Starts a one-off counting (`serve`) server; returns its address and join handle.
+fn discard_server() -> (SocketAddr, ServerThread) {
+    let mut opts = ServerOptions::new("127.0.0.1:0".parse().unwrap(), ServerMode::Discard);
+    opts.one_off = true;
+    let sock = server::bind(&opts).unwrap();
+    let addr = sock.local_addr().unwrap();
+    (
+        addr,
+        thread::spawn(move || run_server(&opts, sock, quiet())),
+    )
+}
+
 /// Starts a one-off file server; returns its address and join handle.
-fn file_server(
-    out: &Path,
-) -> (
-    SocketAddr,
-    thread::JoinHandle<Result<joulenet_runtime::ServerReport, String>>,
-) {
+fn file_server(out: &Path) -> (SocketAddr, ServerThread) {
     let mut opts = ServerOptions::new(
         "127.0.0.1:0".parse().unwrap(),
         ServerMode::Files(out.to_path_buf()),
@@ -62,7 +72,7 @@ fn file_server(
     )
 }
 
-fn transfer(variant: TcpVariant, loss: Option<&str>, tag: &str) {
+fn transfer(protocol: Protocol, loss: Option<&str>, tag: &str) {
     let dir = tmpdir(tag);
     let out = dir.join("out");
     let src = make_file(&dir, "payload.bin", 1 << 20);
@@ -85,11 +95,7 @@ fn transfer(variant: TcpVariant, loss: Option<&str>, tag: &str) {
             a
         }
     };
-    let opts = ClientOptions::new(
-        &target.to_string(),
-        Protocol::Tcp(variant),
-        ClientApp::File(src.clone()),
-    );
+    let opts = ClientOptions::new(&target.to_string(), protocol, ClientApp::File(src.clone()));
     let summary = run_client(&opts, quiet()).expect("client");
     let report = server.join().unwrap().expect("server");
     stop.store(true, Ordering::Relaxed);
@@ -105,6 +111,11 @@ fn transfer(variant: TcpVariant, loss: Option<&str>, tag: &str) {
         );
     }
     assert!(summary.completed, "{tag}: {summary:?}");
+    // The stream is the file behind a small header (name, size, SHA-256);
+    // both ends count exactly the same bytes.
+    let sent = summary.bytes_delivered.expect("a reliable sender knows");
+    assert!(sent > 1 << 20 && sent < (1 << 20) + 1024, "{tag}: {sent}");
+    assert_eq!(report.summaries[0].bytes_delivered, Some(sent), "{tag}");
     match &report.files[..] {
         [FileOutcome::Complete { path, size, .. }] => {
             assert_eq!(*size, 1 << 20);
@@ -120,24 +131,51 @@ fn transfer(variant: TcpVariant, loss: Option<&str>, tag: &str) {
 #[test]
 fn every_tcp_variant_transfers_a_verified_file() {
     for v in TcpVariant::ALL {
-        transfer(v, None, &format!("clean-{v}"));
+        transfer(Protocol::Tcp(v), None, &format!("clean-{v}"));
     }
 }
 
 #[test]
 fn every_tcp_variant_survives_5_percent_loss_through_the_emulator() {
     for v in TcpVariant::ALL {
-        transfer(v, Some("bernoulli:5%"), &format!("lossy-{v}"));
+        transfer(
+            Protocol::Tcp(v),
+            Some("bernoulli:5%"),
+            &format!("lossy-{v}"),
+        );
+    }
+}
+
+const PAPER_PROTOCOLS: [Protocol; 4] = [
+    Protocol::Wwp,
+    Protocol::E2tcp,
+    Protocol::Rcp,
+    Protocol::RcpStp,
+];
+
+#[test]
+fn wwp_e2tcp_and_rcp_transfer_a_verified_file() {
+    for p in PAPER_PROTOCOLS {
+        transfer(p, None, &format!("clean-{p}"));
     }
 }
 
 #[test]
+fn wwp_e2tcp_and_rcp_survive_5_percent_loss_through_the_emulator() {
+    for p in PAPER_PROTOCOLS {
+        transfer(p, Some("bernoulli:5%"), &format!("lossy-{p}"));
+    }
+}
+
+#[test]
+fn rcp_eln_is_refused_with_the_reason() {
+    let err = "rcp-eln".parse::<Protocol>().unwrap_err();
+    assert!(err.contains("link layer"), "{err}");
+}
+
+#[test]
 fn generated_stream_reports_goodput_and_energy() {
-    let mut opts = ServerOptions::new("127.0.0.1:0".parse().unwrap(), ServerMode::Discard);
-    opts.one_off = true;
-    let sock = server::bind(&opts).unwrap();
-    let addr = sock.local_addr().unwrap();
-    let server = thread::spawn(move || run_server(&opts, sock, quiet()));
+    let (addr, server) = discard_server();
     let mut c = ClientOptions::new(
         &addr.to_string(),
         Protocol::Tcp(TcpVariant::Cubic),
@@ -157,12 +195,28 @@ fn generated_stream_reports_goodput_and_energy() {
 }
 
 #[test]
+fn every_reliable_protocol_delivers_exactly_the_bytes_asked_for() {
+    for p in Protocol::reliable() {
+        let (addr, server) = discard_server();
+        let c = ClientOptions::new(
+            &addr.to_string(),
+            p,
+            ClientApp::Generate {
+                limit: Limit::Bytes(777_777),
+                rate_bps: None,
+            },
+        );
+        let s = run_client(&c, quiet()).unwrap();
+        assert_eq!(s.bytes_delivered, Some(777_777), "{p}");
+        let r = server.join().unwrap().unwrap();
+        assert_eq!(r.summaries[0].bytes_delivered, Some(777_777), "{p}");
+        assert!(r.summaries[0].completed, "{p}");
+    }
+}
+
+#[test]
 fn udp_stream_arrives() {
-    let mut opts = ServerOptions::new("127.0.0.1:0".parse().unwrap(), ServerMode::Discard);
-    opts.one_off = true;
-    let sock = server::bind(&opts).unwrap();
-    let addr = sock.local_addr().unwrap();
-    let server = thread::spawn(move || run_server(&opts, sock, quiet()));
+    let (addr, server) = discard_server();
     let c = ClientOptions::new(
         &addr.to_string(),
         Protocol::Udp,
@@ -191,15 +245,17 @@ fn strangers_are_counted_and_a_full_server_says_so() {
     let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
     junk.send_to(b"hello world, not joulenet", addr).unwrap();
     junk.send_to(&[0u8; 3], addr).unwrap();
-    let stray = frame::emit(
-        &Header {
-            kind: Kind::Data,
-            protocol: Protocol::Tcp(TcpVariant::Reno),
-            conn_id: 42,
-        },
-        &[1, 2, 3],
-    );
-    junk.send_to(&stray, addr).unwrap();
+    for (i, protocol) in Protocol::ALL.into_iter().enumerate() {
+        let stray = frame::emit(
+            &Header {
+                kind: Kind::Data,
+                protocol,
+                conn_id: 42 + i as u64,
+            },
+            &[1, 2, 3],
+        );
+        junk.send_to(&stray, addr).unwrap();
+    }
     // A real client is refused, with the reason.
     let c = ClientOptions::new(
         &addr.to_string(),
@@ -214,7 +270,12 @@ fn strangers_are_counted_and_a_full_server_says_so() {
     stop.store(true, Ordering::Relaxed);
     let r = server.join().unwrap().unwrap();
     assert_eq!(r.counters.malformed, 2, "{:?}", r.counters);
-    assert_eq!(r.counters.unknown_connection, 1, "{:?}", r.counters);
+    assert_eq!(
+        r.counters.unknown_connection,
+        Protocol::ALL.len() as u64,
+        "{:?}",
+        r.counters
+    );
     assert!(r.counters.refused_busy >= 1, "{:?}", r.counters);
     assert!(r.summaries.is_empty());
 }

@@ -398,7 +398,13 @@ impl Agent for WwpSender {
         match (repr.kind, self.state) {
             (WwpType::SynAck, SenderState::SynSent) => {
                 net.cancel_timer(timers::PROBE_T);
-                self.rtt_sample(net);
+                // Karn: after a retransmitted SYN the answer may be to any
+                // copy (SYNs carry no sequence number to tell them apart);
+                // timing it from the first would take every lost SYN's
+                // PROBE_T for path delay and inflate PROBE_T fourfold.
+                if self.retries == 0 {
+                    self.rtt_sample(net);
+                }
                 self.retries = 0;
                 self.state = SenderState::Estab;
                 net.event(TransportEvent::Established);

@@ -65,6 +65,13 @@ fn handshake_waits_in_syn_sent_and_retransmits_syn() {
     assert!(w.run(Time::from_secs(30)));
     assert_eq!(w.delivered, pattern(10_000));
     assert!(sender(&w).stats().timeouts >= 1);
+    // The SYN-ACK answered a retransmitted SYN: no RTT sample from it (the
+    // first one would have been ~1.5 s, all of it waiting on lost SYNs).
+    let first_rtt = sender(&w).stats().rtt.max;
+    assert!(
+        first_rtt.is_none_or(|r| r < Duration::from_millis(500)),
+        "{first_rtt:?}"
+    );
 }
 
 /// Drive to the first wave, then drop everything the test names.
