@@ -307,6 +307,9 @@ fn wwp_options(t: &Reader, c: &mut WwpConfig) -> Result<()> {
     if let Some(n) = t.int_in("max_retries", 1, 1_000_000)? {
         c.max_retries = n as u32;
     }
+    if let Some(d) = t.duration("rtt_granularity")? {
+        c.rtt_granularity = d;
+    }
     c.validate().map_err(|e| t.error("levels", e))
 }
 

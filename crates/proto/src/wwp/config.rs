@@ -45,6 +45,11 @@ pub struct WwpConfig {
     pub min_send_t: Duration,
     /// Give up after this many consecutive unanswered timeouts.
     pub max_retries: u32,
+    /// The smallest base RTT the end-of-probe-cycle rule divides by, as
+    /// RFC 6298's clock granularity G: on sub-millisecond paths the best
+    /// probe RTT is a few microseconds, and ordinary host scheduling jitter
+    /// of a millisecond would read as a many-fold delay increase.
+    pub rtt_granularity: Duration,
 }
 
 impl Default for WwpConfig {
@@ -69,6 +74,7 @@ impl WwpConfig {
             min_probe_t: Duration::from_millis(50),
             min_send_t: Duration::from_millis(100),
             max_retries: 1000,
+            rtt_granularity: Duration::from_millis(1),
         }
     }
 

@@ -43,7 +43,8 @@ pub struct ProbeCycle {
 /// of rules has been developed, implemented and calibrated"); ours:
 ///
 /// * r = (max(RTT1, RTT2) + |RTT1 − RTT2|) / base RTT: delay plus jitter
-///   against the best seen. r ≤ 1.5 → L, ≤ 2.5 → L−1, ≤ 4 → 1, else 0.
+///   against the best seen, the base no smaller than the configured RTT
+///   granularity (host timing noise is not path state). r ≤ 1.5 → L, ≤ 2.5 → L−1, ≤ 4 → 1, else 0.
 /// * Conservative: minus one level per lost probe, and at most one level
 ///   above the last wave's decision (at least 1): after trouble the sender
 ///   resumes low and the next complete wave lifts it.
@@ -58,7 +59,7 @@ pub fn after_probes(cfg: &WwpConfig, p: &ProbeCycle) -> u8 {
     } else {
         p.rtt2 - r1
     };
-    let base = p.base_rtt.0.max(1) as f64;
+    let base = p.base_rtt.max(cfg.rtt_granularity).0.max(1) as f64;
     let r = (hi.0 + jitter.0) as f64 / base;
     let by_rtt = if r <= 1.5 {
         top
@@ -151,5 +152,36 @@ mod tests {
         };
         assert_eq!(after_probes(&agg, &after_failure), 3);
         assert_eq!(after_probes(&agg, &lossy), 0);
+    }
+
+    /// A 10 µs base RTT with 0.3 ms of host jitter is a clear path, not a
+    /// 60-fold delay; above the granularity the rule is unchanged.
+    #[test]
+    fn probe_rule_ignores_jitter_below_the_rtt_granularity() {
+        let us = Duration::from_micros;
+        let cfg = WwpConfig::default();
+        let loopback = ProbeCycle {
+            rtt1: Some(us(300)),
+            rtt2: us(10),
+            base_rtt: us(10),
+            lost_probes: 0,
+            last_wave_level: 3,
+        };
+        assert_eq!(after_probes(&cfg, &loopback), 3);
+        let exact = WwpConfig {
+            rtt_granularity: Duration::ZERO,
+            ..cfg.clone()
+        };
+        assert_eq!(after_probes(&exact, &loopback), 0);
+        let wide_area = ProbeCycle {
+            rtt1: Some(ms(100)),
+            rtt2: ms(180),
+            base_rtt: ms(100),
+            ..loopback
+        };
+        assert_eq!(
+            after_probes(&cfg, &wide_area),
+            after_probes(&exact, &wide_area)
+        );
     }
 }
