@@ -156,6 +156,30 @@ impl ProtocolSpec {
         }
     }
 
+    /// Checks that need the flow's ends and the links (R²CP's `paths`).
+    pub fn check_paths(
+        &self,
+        flow: &Reader,
+        ends: (NodeId, NodeId, u16),
+        links: &[crate::spec::LinkSpec],
+        names: &[String],
+    ) -> Result<()> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::check(flow, s, ends, links, names),
+            _ => Ok(()),
+        }
+    }
+
+    /// Connections to pin to an interface with policy routes: (remote
+    /// agent's address, the flow server's neighbour its traffic goes
+    /// through), both directions.
+    pub fn pinned(&self, client: Addr) -> Vec<(Addr, NodeId)> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::pinned(s, client),
+            _ => Vec::new(),
+        }
+    }
+
     /// Link-layer services the flow's receiving agent subscribes to.
     pub fn link_hooks(&self) -> crate::link_hooks::LinkHooks {
         match self {

@@ -13,7 +13,7 @@ use super::ScenarioError;
 use crate::app::AppSpec;
 use crate::medium::MediumSpec;
 use crate::protocols::ProtocolSpec;
-use crate::spec::{FlowSpec, NodeSpec, OutputSpec, Spec};
+use crate::spec::{FlowSpec, LinkSpec, NodeSpec, OutputSpec, Spec};
 
 pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
     let root = Reader::new(table, "");
@@ -47,7 +47,7 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
         .collect();
     batteries(&root, &names, &mut nodes)?;
     let energy_policy = energy(&root)?;
-    let flows = flows(&root, &names, &default_flows, medium.as_ref())?;
+    let flows = flows(&root, &names, &links, &default_flows, medium.as_ref())?;
     let output = output(&root)?;
     root.finish()?;
     let spec = Spec {
@@ -129,6 +129,7 @@ fn output(root: &Reader) -> Result<OutputSpec> {
 fn flows(
     root: &Reader,
     names: &[String],
+    links: &[LinkSpec],
     defaults: &[(NodeId, NodeId)],
     medium: Option<&MediumSpec>,
 ) -> Result<Vec<FlowSpec>> {
@@ -143,14 +144,14 @@ fn flows(
     if entries.is_empty() {
         for (i, &(from, to)) in defaults.iter().enumerate() {
             let r = Reader::layered(None, base_layer());
-            flows.push(flow(&r, i, names, (from, to), medium)?);
+            flows.push(flow(&r, i, names, links, (from, to), medium)?);
             r.finish()?;
         }
     } else {
         let (from, to) = defaults[0];
         for (i, (table, path)) in entries.into_iter().enumerate() {
             let r = Reader::layered(Some((table, path)), base_layer());
-            flows.push(flow(&r, i, names, (from, to), medium)?);
+            flows.push(flow(&r, i, names, links, (from, to), medium)?);
             r.finish()?;
         }
     }
@@ -186,6 +187,7 @@ fn flow(
     r: &Reader,
     index: usize,
     names: &[String],
+    links: &[LinkSpec],
     default: (NodeId, NodeId),
     medium: Option<&MediumSpec>,
 ) -> Result<FlowSpec> {
@@ -221,6 +223,7 @@ fn flow(
         }
     }
     let port = r.int_in("port", 1, 65_535)?.unwrap_or(5000 + index as u64) as u16;
+    protocol.check_paths(r, (from, to, port), links, names)?;
     let start = r.duration("start")?.unwrap_or(Duration::ZERO);
     let stop = r.duration("stop")?;
     if let Some(stop) = stop {
