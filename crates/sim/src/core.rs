@@ -274,7 +274,16 @@ impl Core {
         let Some(frame) = self.medium_forward(node, frame) else {
             return;
         };
-        match self.out_link(node, frame.src, frame.dst) {
+        let mut next = self
+            .next_link
+            .get(node as usize)
+            .and_then(|r| r.get(frame.dst.node as usize))
+            .copied()
+            .flatten();
+        if !self.policy.is_empty() {
+            next = self.policy_link(node, frame.src, frame.dst).or(next);
+        }
+        match next {
             Some(l) => self.enqueue(l, frame),
             None => {
                 self.nodes[node as usize].unroutable += 1;
@@ -285,22 +294,24 @@ impl Core {
 
     /// The link a frame from `src` to `dst` leaves `node` by: a policy
     /// route if one matches, else the route by destination.
-    #[inline]
     pub fn out_link(&self, node: NodeId, src: Addr, dst: Addr) -> Option<LinkIndex> {
-        if !self.policy.is_empty() {
-            if let Some(p) = self
-                .policy
-                .iter()
-                .find(|p| p.node == node && p.dst == dst && p.src_port == src.port)
-            {
-                return Some(p.link);
-            }
-        }
-        self.next_link
-            .get(node as usize)
-            .and_then(|r| r.get(dst.node as usize))
-            .copied()
-            .flatten()
+        self.policy_link(node, src, dst).or_else(|| {
+            self.next_link
+                .get(node as usize)
+                .and_then(|r| r.get(dst.node as usize))
+                .copied()
+                .flatten()
+        })
+    }
+
+    /// The policy route's link for a frame, if one matches. Out of line:
+    /// only runs with pinned paths, so `forward` stays as lean as before.
+    #[inline(never)]
+    fn policy_link(&self, node: NodeId, src: Addr, dst: Addr) -> Option<LinkIndex> {
+        self.policy
+            .iter()
+            .find(|p| p.node == node && p.dst == dst && p.src_port == src.port)
+            .map(|p| p.link)
     }
 
     pub fn enqueue(&mut self, l: LinkIndex, frame: Frame) {
