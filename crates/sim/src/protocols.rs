@@ -148,6 +148,14 @@ impl ProtocolSpec {
         }
     }
 
+    /// Where [`Self::extra_agents`] bind, without making them.
+    pub fn extra_addrs(&self, client: Addr) -> Vec<Addr> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::extra_addrs(s, client),
+            _ => Vec::new(),
+        }
+    }
+
     /// Options that name nodes, read once the topology is known.
     pub fn resolve_nodes(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
         match self {

@@ -295,13 +295,21 @@ pub fn agents(s: &R2cpSpec, client: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
     )
 }
 
-/// The other senders, each listening at its node on its path's port (the
-/// flow's port with `servers`, the flow's port + path index with `paths`).
-pub fn extra_agents(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
+/// Where the other senders listen.
+pub fn extra_addrs(s: &R2cpSpec, client: Addr) -> Vec<Addr> {
     senders(s, client)
         .into_iter()
         .skip(1)
-        .map(|(addr, _)| {
+        .map(|(a, _)| a)
+        .collect()
+}
+
+/// The other senders, each listening at its node on its path's port (the
+/// flow's port with `servers`, the flow's port + path index with `paths`).
+pub fn extra_agents(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
+    extra_addrs(s, client)
+        .into_iter()
+        .map(|addr| {
             let a: Box<dyn Agent> = Box::new(RcpSender::listen(s.cfg.rcp.clone()));
             (addr, a)
         })

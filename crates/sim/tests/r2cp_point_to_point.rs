@@ -250,3 +250,20 @@ fn the_scenario_file_survives_an_outage_of_one_interface() {
         }
     }
 }
+
+#[test]
+fn a_flow_on_a_port_the_paths_use_is_refused() {
+    // The R²CP flow's second sender listens at srv:5001, the default port
+    // of a second flow.
+    let text = SHARED
+        .replace("PROTO", "r2cp")
+        .replace("[flow]", "[[flows]]")
+        + PINNED.replace("[flow.r2cp]", "[flows.r2cp]").as_str()
+        + "[[flows]]\nprotocol = \"newreno\"\nfrom = \"srv\"\nto = \"mh\"\napp = \"bulk\"\n";
+    let Err(e) = Scenario::parse_str(&text, "t", ".".into()) else {
+        panic!("a port clash must be refused");
+    };
+    let e = e.to_string();
+    assert!(e.contains("flows[1].port") && e.contains("5001"), "{e}");
+    assert!(Scenario::parse_str(&(text + "port = 6000\n"), "t", ".".into()).is_ok());
+}

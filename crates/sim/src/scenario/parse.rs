@@ -151,11 +151,41 @@ fn flows(
         let (from, to) = defaults[0];
         for (i, (table, path)) in entries.into_iter().enumerate() {
             let r = Reader::layered(Some((table, path)), base_layer());
-            flows.push(flow(&r, i, names, links, (from, to), medium)?);
+            let f = flow(&r, i, names, links, (from, to), medium)?;
             r.finish()?;
+            check_ports(&r, &flows, &f, names)?;
+            flows.push(f);
         }
     }
     Ok(flows)
+}
+
+/// R²CP `paths` bind senders on the flow's port + 1, + 2, …: another flow
+/// bound at one of those addresses would take its packets.
+fn check_ports(r: &Reader, earlier: &[FlowSpec], f: &FlowSpec, names: &[String]) -> Result<()> {
+    let addrs = |f: &FlowSpec| {
+        let client = joulenet_proto::Addr::new(f.from, f.port);
+        let mut a = vec![client, joulenet_proto::Addr::new(f.to, f.port)];
+        a.extend(f.protocol.extra_addrs(client));
+        a
+    };
+    let mine = addrs(f);
+    for (j, g) in earlier.iter().enumerate() {
+        let theirs = addrs(g);
+        if mine.len() == 2 && theirs.len() == 2 {
+            continue;
+        }
+        if let Some(a) = mine.iter().find(|a| theirs.contains(a)) {
+            return Err(r.error(
+                "port",
+                format!(
+                    "port {} at {} is also used by flows[{j}] (R²CP paths use the flow's port + 1, + 2, …)",
+                    a.port, names[a.node as usize]
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 const FLOW_KEYS: &[&str] = &[
