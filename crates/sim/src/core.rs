@@ -274,16 +274,30 @@ impl Core {
         let Some(frame) = self.medium_forward(node, frame) else {
             return;
         };
-        let mut next = self
+        if !self.policy.is_empty() {
+            return self.forward_pinned(node, frame);
+        }
+        let next = self
             .next_link
             .get(node as usize)
             .and_then(|r| r.get(frame.dst.node as usize))
             .copied()
             .flatten();
-        if !self.policy.is_empty() {
-            next = self.policy_link(node, frame.src, frame.dst).or(next);
-        }
         match next {
+            Some(l) => self.enqueue(l, frame),
+            None => {
+                self.nodes[node as usize].unroutable += 1;
+                self.recycle(frame.packet);
+            }
+        }
+    }
+
+    /// `forward` in a network with policy routes. Out of line, so that the
+    /// usual path stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn forward_pinned(&mut self, node: NodeId, frame: Frame) {
+        match self.out_link(node, frame.src, frame.dst) {
             Some(l) => self.enqueue(l, frame),
             None => {
                 self.nodes[node as usize].unroutable += 1;
@@ -304,9 +318,7 @@ impl Core {
         })
     }
 
-    /// The policy route's link for a frame, if one matches. Out of line:
-    /// only runs with pinned paths, so `forward` stays as lean as before.
-    #[inline(never)]
+    /// The policy route's link for a frame, if one matches.
     fn policy_link(&self, node: NodeId, src: Addr, dst: Addr) -> Option<LinkIndex> {
         self.policy
             .iter()
