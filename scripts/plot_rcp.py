@@ -37,6 +37,7 @@ plot("satellite.csv", "delay", "goodput_mbps", "satellite one-way delay (ms)", "
 plot("power.csv", "mean", "mh_energy_j", "mean bad-state duration (s)", "mobile host energy J", "power_energy.png")
 plot("power.csv", "mean", "goodput_mbps", "mean bad-state duration (s)", "goodput Mbit/s", "power_goodput.png")
 plot("aggregation_bw.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_bw.png", ideal=lambda x: 4 + x)
+plot("aggregation_p2p.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_p2p.png", ideal=lambda x: 4 + x)
 plot("aggregation_rtt.csv", "delay", "goodput_mbps", "second path backbone delay (ms)", "goodput Mbit/s", "aggregation_rtt.png", ideal=lambda x: 8)
 fr = rows("friendliness.csv")
 plt.figure(figsize=(5, 3.5))

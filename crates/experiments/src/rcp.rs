@@ -251,6 +251,24 @@ servers = ["srv1"]
 [sweep]
 "#;
 
+/// The aggregation scenario with both paths to ONE server (point-to-point
+/// aggregation): the access points share server `srv`, and each path is a
+/// pipe to its own port there, pinned to its interface (`via`).
+fn point_to_point(text: &str) -> String {
+    text.replace(
+        "kind = \"multihomed\"",
+        "kind = \"multihomed\"\nshared_server = true",
+    )
+    .replace("from = \"srv0\"", "from = \"srv\"")
+    .replace(
+        "servers = [\"srv1\"]",
+        "paths = [{ server = \"srv\", via = \"ap0\" }, { server = \"srv\", via = \"ap1\" }]",
+    )
+}
+
+/// Bandwidth-mismatch sweep lines: 4 + 1–6 Mbit/s.
+const BW_SWEEP: &str = "\"topology.backbone1.rate\" = [\"1Mbps\", \"2Mbps\", \"4Mbps\", \"6Mbps\"]\n\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\", \"rcp\"]\n";
+
 /// TCP-friendliness: 20 flows over the Figure 3 dumbbell, `k` of them RCP.
 fn friendliness(k: usize, stop: &str) -> String {
     let mut t = format!(
@@ -434,9 +452,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
     out.push_str(&t.text);
     files.push(("power.csv", t.csv));
     // R²CP aggregation: bandwidth mismatch, then RTT mismatch (Figure 12).
-    let mut bw = AGGREGATION.to_string();
-    bw.push_str("\"topology.backbone1.rate\" = [\"1Mbps\", \"2Mbps\", \"4Mbps\", \"6Mbps\"]\n");
-    bw.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\", \"rcp\"]\n");
+    let bw = AGGREGATION.to_string() + BW_SWEEP;
     let t = run_table(
         "R²CP aggregation, bandwidth mismatch: 4 Mbit/s + 1–6 Mbit/s, goodput (Mbit/s) (Figure 12a; ideal = sum)",
         &scenario(&bw, stop_a, "r2cp-bw")?,
@@ -445,6 +461,14 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
     )?;
     out.push_str(&t.text);
     files.push(("aggregation_bw.csv", t.csv));
+    let t = run_table(
+        "R²CP point-to-point aggregation: two interfaces to ONE server, 4 Mbit/s + 1–6 Mbit/s, goodput (Mbit/s) (ideal = sum; rcp = one path)",
+        &scenario(&point_to_point(&bw), stop_a, "r2cp-p2p-bw")?,
+        &seeds,
+        &[("goodput_mbps", &goodput)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("aggregation_p2p.csv", t.csv));
     let mut rtt = AGGREGATION.to_string();
     rtt.push_str("\"topology.backbone1.delay\" = [\"13ms\", \"43ms\", \"73ms\", \"103ms\"]\n");
     rtt.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\"]\n");
@@ -559,6 +583,32 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Goodput (Mbit/s) of one point of the bandwidth-mismatch sweep.
+    fn bw_point(text: &str, rate: &str, proto: &str) -> f64 {
+        let text = text.to_string()
+            + &format!(
+                "\"topology.backbone1.rate\" = [\"{rate}\"]\n\"flow.protocol\" = [\"{proto}\"]\n"
+            );
+        let sc = scenario(&text, "20s", "t").unwrap();
+        let runs = run_all(&sc, &sc.points(), &[1], 1).unwrap();
+        goodput(&runs[0])
+    }
+
+    #[test]
+    fn point_to_point_aggregates_as_well_as_two_servers() {
+        let p2p = point_to_point(AGGREGATION);
+        assert!(p2p.contains("shared_server = true") && p2p.contains("via = \"ap1\""));
+        let one = bw_point(&p2p, "4Mbps", "rcp");
+        let two = bw_point(&p2p, "4Mbps", "r2cp");
+        let multipoint = bw_point(AGGREGATION, "4Mbps", "r2cp");
+        assert!(one > 3.5 && one < 4.0, "{one}");
+        assert!(two > 1.8 * one && two < 8.0, "{two} vs {one}");
+        assert!(
+            (two - multipoint).abs() < 0.05 * multipoint,
+            "{two} vs {multipoint}"
+        );
+    }
 
     #[test]
     fn the_trace_loses_exactly_the_seven_frames() {

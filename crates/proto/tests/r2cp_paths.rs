@@ -254,12 +254,8 @@ impl Mesh {
 fn cfg(scheduler: Scheduler, aggregate: bool) -> R2cpConfig {
     R2cpConfig {
         paths: vec![
-            PathSpec {
-                sender: Addr::new(1, 5000),
-            },
-            PathSpec {
-                sender: Addr::new(2, 5000),
-            },
+            PathSpec::to(Addr::new(1, 5000)),
+            PathSpec::to(Addr::new(2, 5000)),
         ],
         scheduler,
         aggregate,

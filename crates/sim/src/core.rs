@@ -72,6 +72,19 @@ pub struct Core {
     /// Explicit loss notification (`crate::link_hooks`): frames lost on a
     /// wireless last hop, kept until their would-be arrival time.
     pub eln: crate::link_hooks::ElnReports,
+    /// Policy routes (source/port rules, as `ip rule` on a multi-homed
+    /// host), consulted before `next_link` only when there are any.
+    pub policy: Vec<PolicyRoute>,
+}
+
+/// At `node`, a frame from port `src_port` to `dst` (node and port) leaves
+/// by `link`, whatever `next_link` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicyRoute {
+    pub node: NodeId,
+    pub src_port: u16,
+    pub dst: Addr,
+    pub link: LinkIndex,
 }
 
 const POOL_LIMIT: usize = 4096;
@@ -100,6 +113,7 @@ impl Core {
             capture: None,
             medium: None,
             eln: Default::default(),
+            policy: Vec::new(),
         };
         core.compute_routes();
         core
@@ -127,6 +141,94 @@ impl Core {
             self.next_link[src] = first;
             self.hop_count[src] = dist;
         }
+    }
+
+    /// Pin a connection between `local` and `remote` to the interface of
+    /// `local`'s node toward its neighbour `via`, both ways: `local` →
+    /// `via` → (shortest route avoiding `local`'s node) → `remote`, and
+    /// back along the shortest route from `remote` to `via` avoiding it,
+    /// then `via` → `local`. Installs one policy route per node on the way
+    /// (as `ip rule` on a multi-homed host, matching ports); `Err` says why
+    /// no such path exists.
+    pub fn pin_path(&mut self, local: Addr, via: NodeId, remote: Addr) -> Result<(), String> {
+        let link = |from: NodeId, to: NodeId| {
+            self.nodes[from as usize]
+                .links_out
+                .iter()
+                .copied()
+                .find(|&l| self.links[l as usize].to == to)
+                .ok_or_else(|| format!("node {to} is not a neighbour of node {from}"))
+        };
+        let (out_link, in_link) = (link(local.node, via)?, link(via, local.node)?);
+        let between = |from: NodeId, to: NodeId| {
+            if from == to {
+                return Ok(Vec::new());
+            }
+            self.path_avoiding(from, to, local.node).ok_or_else(|| {
+                format!(
+                    "no path from node {from} to node {to} avoiding node {}",
+                    local.node
+                )
+            })
+        };
+        let mut out = vec![(local.node, out_link)];
+        out.extend(between(via, remote.node)?);
+        let mut back = between(remote.node, via)?;
+        back.push((via, in_link));
+        for (hops, src_port, dst) in [(out, local.port, remote), (back, remote.port, local)] {
+            for (node, link) in hops {
+                let rule = PolicyRoute {
+                    node,
+                    src_port,
+                    dst,
+                    link,
+                };
+                self.policy.retain(|p| {
+                    !(p.node == rule.node && p.src_port == rule.src_port && p.dst == rule.dst)
+                });
+                self.policy.push(rule);
+            }
+        }
+        Ok(())
+    }
+
+    /// The shortest path (hop count, ties by link order) from `from` to
+    /// `to` that never enters `avoid`: (node, outgoing link) per hop.
+    fn path_avoiding(
+        &self,
+        from: NodeId,
+        to: NodeId,
+        avoid: NodeId,
+    ) -> Option<Vec<(NodeId, LinkIndex)>> {
+        let n = self.nodes.len();
+        let mut came: Vec<Option<LinkIndex>> = vec![None; n];
+        let mut seen = vec![false; n];
+        seen[from as usize] = true;
+        seen[avoid as usize] = true;
+        let mut frontier = VecDeque::from([from]);
+        while let Some(u) = frontier.pop_front() {
+            if u == to {
+                break;
+            }
+            for &l in &self.nodes[u as usize].links_out {
+                let v = self.links[l as usize].to;
+                if !seen[v as usize] {
+                    seen[v as usize] = true;
+                    came[v as usize] = Some(l);
+                    frontier.push_back(v);
+                }
+            }
+        }
+        let mut hops = Vec::new();
+        let mut at = to;
+        while at != from {
+            let l = came[at as usize]?;
+            let prev = self.links[l as usize].from;
+            hops.push((prev, l));
+            at = prev;
+        }
+        hops.reverse();
+        Some(hops)
     }
 
     pub fn bind(&mut self, addr: Addr, agent: AgentIndex) {
@@ -172,6 +274,9 @@ impl Core {
         let Some(frame) = self.medium_forward(node, frame) else {
             return;
         };
+        if !self.policy.is_empty() {
+            return self.forward_pinned(node, frame);
+        }
         let next = self
             .next_link
             .get(node as usize)
@@ -185,6 +290,40 @@ impl Core {
                 self.recycle(frame.packet);
             }
         }
+    }
+
+    /// `forward` in a network with policy routes. Out of line, so that the
+    /// usual path stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn forward_pinned(&mut self, node: NodeId, frame: Frame) {
+        match self.out_link(node, frame.src, frame.dst) {
+            Some(l) => self.enqueue(l, frame),
+            None => {
+                self.nodes[node as usize].unroutable += 1;
+                self.recycle(frame.packet);
+            }
+        }
+    }
+
+    /// The link a frame from `src` to `dst` leaves `node` by: a policy
+    /// route if one matches, else the route by destination.
+    pub fn out_link(&self, node: NodeId, src: Addr, dst: Addr) -> Option<LinkIndex> {
+        self.policy_link(node, src, dst).or_else(|| {
+            self.next_link
+                .get(node as usize)
+                .and_then(|r| r.get(dst.node as usize))
+                .copied()
+                .flatten()
+        })
+    }
+
+    /// The policy route's link for a frame, if one matches.
+    fn policy_link(&self, node: NodeId, src: Addr, dst: Addr) -> Option<LinkIndex> {
+        self.policy
+            .iter()
+            .find(|p| p.node == node && p.dst == dst && p.src_port == src.port)
+            .map(|p| p.link)
     }
 
     pub fn enqueue(&mut self, l: LinkIndex, frame: Frame) {

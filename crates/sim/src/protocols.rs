@@ -148,11 +148,43 @@ impl ProtocolSpec {
         }
     }
 
+    /// Where [`Self::extra_agents`] bind, without making them.
+    pub fn extra_addrs(&self, client: Addr) -> Vec<Addr> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::extra_addrs(s, client),
+            _ => Vec::new(),
+        }
+    }
+
     /// Options that name nodes, read once the topology is known.
     pub fn resolve_nodes(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
         match self {
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::resolve(flow, s, names),
             _ => Ok(()),
+        }
+    }
+
+    /// Checks that need the flow's ends and the links (R²CP's `paths`).
+    pub fn check_paths(
+        &self,
+        flow: &Reader,
+        ends: (NodeId, NodeId, u16),
+        links: &[crate::spec::LinkSpec],
+        names: &[String],
+    ) -> Result<()> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::check(flow, s, ends, links, names),
+            _ => Ok(()),
+        }
+    }
+
+    /// Connections to pin to an interface with policy routes: (remote
+    /// agent's address, the flow server's neighbour its traffic goes
+    /// through), both directions.
+    pub fn pinned(&self, client: Addr) -> Vec<(Addr, NodeId)> {
+        match self {
+            ProtocolSpec::R2cp(s) => crate::protocols_r2cp::pinned(s, client),
+            _ => Vec::new(),
         }
     }
 

@@ -4,7 +4,16 @@
 //! senders come from `[flow.r2cp] servers` (node names or indices), each an
 //! unchanged RCP sender listening on the flow's port with the same content.
 //!
-//! `[flow.r2cp]`: `servers`, `aggregate` (true; false = handoff to the
+//! Point-to-point aggregation: `paths = [{ server = "srv", via = "ap0" },
+//! { server = "srv", via = "ap1" }]` lists every path instead (`servers`
+//! is then refused). Path *i*'s sender listens at its server on the flow's
+//! port + *i* (path 0 is the flow's own `from` and port), and when `via`
+//! (a neighbour of the flow's `to`) is given the simulator pins both
+//! directions of that pipe to the interface toward `via` with policy
+//! routes (`Core::pin_path`): two pipes to one server then use two
+//! interfaces, which routing by destination alone cannot do.
+//!
+//! `[flow.r2cp]`: `servers`, `paths`, `aggregate` (true; false = handoff to the
 //! newest path), `rate_limit` (token bucket rate; the first path spends
 //! first), `bucket` (its depth, 16 segments), `recv_buffer` (256 KiB),
 //! `stripe_block` (segments per stripe, 8), `mss`, `initial_window`,
@@ -16,12 +25,26 @@ use joulenet_proto::{Addr, Agent, NodeId};
 use toml::Value;
 
 use crate::scenario::reader::{Reader, Result};
+use crate::scenario::topology::node_ref;
+use crate::spec::LinkSpec;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct R2cpSpec {
     pub cfg: R2cpConfig,
     /// Senders beyond the flow's own `from`.
     pub servers: Vec<NodeId>,
+    /// `paths`: every path (the first is the flow's own `from`), each to
+    /// its sender on the flow's port + its index. Empty: `servers` applies.
+    pub paths: Vec<SharedPath>,
+}
+
+/// One entry of `[flow.r2cp] paths`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedPath {
+    pub server: NodeId,
+    /// The receiver's neighbour the path leaves through (pinned by policy
+    /// routes); `None`: the ordinary route.
+    pub via: Option<NodeId>,
 }
 
 pub fn named(name: &str) -> Option<R2cpSpec> {
@@ -37,6 +60,7 @@ pub fn named(name: &str) -> Option<R2cpSpec> {
             ..R2cpConfig::default()
         },
         servers: Vec::new(),
+        paths: Vec::new(),
     })
 }
 
@@ -54,6 +78,7 @@ pub fn configure(flow: &Reader, s: &mut R2cpSpec) -> Result<()> {
     };
     let c = &mut s.cfg;
     t.allow("servers");
+    t.allow("paths");
     if let Some(a) = t.bool("aggregate")? {
         c.aggregate = a;
     }
@@ -91,6 +116,31 @@ pub fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> 
     let Some(t) = flow.table("r2cp")? else {
         return Ok(());
     };
+    s.paths.clear();
+    if t.has("paths") {
+        if t.has("servers") {
+            return Err(t.error("paths", "give either `servers` or `paths`, not both"));
+        }
+        let items = t.tables("paths")?;
+        if items.len() < 2 {
+            return Err(t.error("paths", "list at least two paths"));
+        }
+        if items.len() > 7 {
+            return Err(t.error("paths", "at most 7 paths (pipes per connection)"));
+        }
+        for (table, key) in items {
+            let r = Reader::new(table, &key);
+            let server = node_ref(&r, "server", names)?;
+            let via = if r.has("via") {
+                Some(node_ref(&r, "via", names)?)
+            } else {
+                None
+            };
+            r.finish()?;
+            s.paths.push(SharedPath { server, via });
+        }
+        return Ok(());
+    }
     let Some(v) = t.get("servers") else {
         return Ok(());
     };
@@ -113,13 +163,131 @@ pub fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> 
     Ok(())
 }
 
+/// `paths` once the flow's ends are known: every path must leave the
+/// receiver `to` through a neighbour, reach its server without coming back
+/// through `to`, and the first must be the flow's own `from`.
+pub fn check(
+    flow: &Reader,
+    s: &R2cpSpec,
+    (from, to, port): (NodeId, NodeId, u16),
+    links: &[LinkSpec],
+    names: &[String],
+) -> Result<()> {
+    if s.paths.is_empty() {
+        return Ok(());
+    }
+    let Some(t) = flow.table("r2cp")? else {
+        return Ok(());
+    };
+    let items = t.tables("paths")?;
+    if port as usize + s.paths.len() - 1 > u16::MAX as usize {
+        return Err(t.error(
+            "paths",
+            format!(
+                "ports {port}..{} do not fit",
+                port as usize + s.paths.len() - 1
+            ),
+        ));
+    }
+    let adjacent = |a: NodeId, b: NodeId| {
+        links
+            .iter()
+            .any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+    };
+    for (i, (p, (table, key))) in s.paths.iter().zip(items).enumerate() {
+        let r = Reader::new(table, &key);
+        if i == 0 && p.server != from {
+            return Err(r.error(
+                "server",
+                format!(
+                    "the first path's server is the flow's `from` ({})",
+                    names[from as usize]
+                ),
+            ));
+        }
+        if p.server == to {
+            return Err(r.error("server", "the receiver cannot be its own server"));
+        }
+        if let Some(via) = p.via {
+            if !adjacent(to, via) {
+                return Err(r.error(
+                    "via",
+                    format!(
+                        "{} is not a neighbour of the receiver {} (no link between them)",
+                        names[via as usize], names[to as usize]
+                    ),
+                ));
+            }
+            if via != p.server && !reachable_avoiding(links, via, p.server, to) {
+                return Err(r.error(
+                    "via",
+                    format!(
+                        "no path from {} to {} that avoids {}",
+                        names[via as usize], names[p.server as usize], names[to as usize]
+                    ),
+                ));
+            }
+        }
+        if s.paths[..i].contains(p) {
+            return Err(r.error("server", "the same server through the same interface twice"));
+        }
+    }
+    Ok(())
+}
+
+fn reachable_avoiding(links: &[LinkSpec], from: NodeId, to: NodeId, avoid: NodeId) -> bool {
+    let mut seen = vec![from, avoid];
+    let mut stack = vec![from];
+    while let Some(u) = stack.pop() {
+        if u == to {
+            return true;
+        }
+        for l in links {
+            let v = if l.a == u {
+                l.b
+            } else if l.b == u {
+                l.a
+            } else {
+                continue;
+            };
+            if !seen.contains(&v) {
+                seen.push(v);
+                stack.push(v);
+            }
+        }
+    }
+    false
+}
+
+/// The paths' senders: (sender address, pinned neighbour of the receiver).
+fn senders(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Option<NodeId>)> {
+    if s.paths.is_empty() {
+        return std::iter::once(client.node)
+            .chain(s.servers.iter().copied())
+            .map(|n| (Addr::new(n, client.port), None))
+            .collect();
+    }
+    s.paths
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (Addr::new(p.server, client.port + i as u16), p.via))
+        .collect()
+}
+
+/// The pipes to pin, for both directions: (sender address, receiver's
+/// neighbour the pipe goes through). Only `paths` entries with `via`.
+pub fn pinned(s: &R2cpSpec, client: Addr) -> Vec<(Addr, NodeId)> {
+    senders(s, client)
+        .into_iter()
+        .filter_map(|(a, via)| Some((a, via?)))
+        .collect()
+}
+
 pub fn agents(s: &R2cpSpec, client: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
     let mut cfg = s.cfg.clone();
-    cfg.paths = std::iter::once(client.node)
-        .chain(s.servers.iter().copied())
-        .map(|n| PathSpec {
-            sender: Addr::new(n, client.port),
-        })
+    cfg.paths = senders(s, client)
+        .into_iter()
+        .map(|(sender, via)| PathSpec { sender, via })
         .collect();
     (
         Box::new(RcpSender::listen(cfg.rcp.clone())),
@@ -127,13 +295,23 @@ pub fn agents(s: &R2cpSpec, client: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
     )
 }
 
-/// The other senders, each listening at its node on the flow's port.
+/// Where the other senders listen.
+pub fn extra_addrs(s: &R2cpSpec, client: Addr) -> Vec<Addr> {
+    senders(s, client)
+        .into_iter()
+        .skip(1)
+        .map(|(a, _)| a)
+        .collect()
+}
+
+/// The other senders, each listening at its node on its path's port (the
+/// flow's port with `servers`, the flow's port + path index with `paths`).
 pub fn extra_agents(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
-    s.servers
-        .iter()
-        .map(|&n| {
+    extra_addrs(s, client)
+        .into_iter()
+        .map(|addr| {
             let a: Box<dyn Agent> = Box::new(RcpSender::listen(s.cfg.rcp.clone()));
-            (Addr::new(n, client.port), a)
+            (addr, a)
         })
         .collect()
 }

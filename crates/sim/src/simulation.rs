@@ -220,6 +220,14 @@ impl Simulation {
                 extra.push(index);
             }
             sim.flow_extra.push(extra);
+            // Two pipes to one server through two interfaces: pin each
+            // pipe's both directions to its interface (validated when the
+            // scenario was read, so a failure here is a bug).
+            for (remote, via) in flow.protocol.pinned(client) {
+                let local = Addr::new(server.node, flow.port);
+                core.pin_path(local, via, remote)
+                    .unwrap_or_else(|e| panic!("flow {f}: cannot pin a path: {e}"));
+            }
             for ep in sim.endpoints.iter_mut().filter(|e| e.flow == f as u32) {
                 ep.access_class = flow.access_class;
             }
@@ -268,6 +276,18 @@ impl Simulation {
 
     /// Run to the end: every measured flow finished, the stop time, or no
     /// events left. `progress` is called now and then.
+    /// The neighbour a frame from `src` to `dst` is forwarded to from
+    /// `node` (policy routes first, then the route by destination), if any.
+    pub fn next_hop(&self, node: NodeId, src: Addr, dst: Addr) -> Option<NodeId> {
+        let l = self.core.out_link(node, src, dst)?;
+        Some(self.core.links[l as usize].to)
+    }
+
+    /// How many policy routes are installed (pinned R²CP paths).
+    pub fn policy_routes(&self) -> usize {
+        self.core.policy.len()
+    }
+
     pub fn run(mut self, progress: &mut dyn FnMut(Progress)) -> RunResult {
         let limit = Time::ZERO + self.spec.stop.unwrap_or(DEFAULT_STOP);
         let expected: Option<u64> = self

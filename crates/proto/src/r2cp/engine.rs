@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use joulenet_wire::rcp::{self, RcpFlags, RcpRepr};
 
 use super::pipe::{Pipe, PipeState};
-use crate::net::{Addr, Agent, Net, TimerId, TransportEvent};
+use crate::net::{Addr, Agent, Net, NodeId, TimerId, TransportEvent};
 use crate::rcp::config::RcpConfig;
 use crate::stats::TransportStats;
 use crate::tcp::reassembly::Reassembly;
@@ -27,10 +27,21 @@ pub enum Scheduler {
 }
 
 /// A path of the connection: a sender reached through the interface the
-/// route to it uses.
+/// route to it uses, or through the neighbour `via` when the network pins
+/// the path to an interface (two paths to the same server: the driver
+/// routes each pipe by its ports, and `via` is whose link tells whether
+/// the path is up).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PathSpec {
     pub sender: Addr,
+    pub via: Option<NodeId>,
+}
+
+impl PathSpec {
+    /// A path over the route to `sender`.
+    pub fn to(sender: Addr) -> PathSpec {
+        PathSpec { sender, via: None }
+    }
 }
 
 /// Policy aggregation (§4.4.3): tokens at `rate_bps`, consumed on binding;
@@ -161,9 +172,10 @@ impl R2cpReceiver {
     }
 
     fn path_up(&self, net: &mut dyn Net, path: usize) -> bool {
-        let sender = self.cfg.paths[path].sender;
-        net.route(sender.node)
-            .and_then(|r| net.link(r.next_hop))
+        let p = self.cfg.paths[path];
+        p.via
+            .or_else(|| net.route(p.sender.node).map(|r| r.next_hop))
+            .and_then(|hop| net.link(hop))
             .is_some_and(|l| l.up)
     }
 

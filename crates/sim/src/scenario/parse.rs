@@ -13,7 +13,7 @@ use super::ScenarioError;
 use crate::app::AppSpec;
 use crate::medium::MediumSpec;
 use crate::protocols::ProtocolSpec;
-use crate::spec::{FlowSpec, NodeSpec, OutputSpec, Spec};
+use crate::spec::{FlowSpec, LinkSpec, NodeSpec, OutputSpec, Spec};
 
 pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
     let root = Reader::new(table, "");
@@ -47,7 +47,7 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
         .collect();
     batteries(&root, &names, &mut nodes)?;
     let energy_policy = energy(&root)?;
-    let flows = flows(&root, &names, &default_flows, medium.as_ref())?;
+    let flows = flows(&root, &names, &links, &default_flows, medium.as_ref())?;
     let output = output(&root)?;
     root.finish()?;
     let spec = Spec {
@@ -129,6 +129,7 @@ fn output(root: &Reader) -> Result<OutputSpec> {
 fn flows(
     root: &Reader,
     names: &[String],
+    links: &[LinkSpec],
     defaults: &[(NodeId, NodeId)],
     medium: Option<&MediumSpec>,
 ) -> Result<Vec<FlowSpec>> {
@@ -143,18 +144,48 @@ fn flows(
     if entries.is_empty() {
         for (i, &(from, to)) in defaults.iter().enumerate() {
             let r = Reader::layered(None, base_layer());
-            flows.push(flow(&r, i, names, (from, to), medium)?);
+            flows.push(flow(&r, i, names, links, (from, to), medium)?);
             r.finish()?;
         }
     } else {
         let (from, to) = defaults[0];
         for (i, (table, path)) in entries.into_iter().enumerate() {
             let r = Reader::layered(Some((table, path)), base_layer());
-            flows.push(flow(&r, i, names, (from, to), medium)?);
+            let f = flow(&r, i, names, links, (from, to), medium)?;
             r.finish()?;
+            check_ports(&r, &flows, &f, names)?;
+            flows.push(f);
         }
     }
     Ok(flows)
+}
+
+/// R²CP `paths` bind senders on the flow's port + 1, + 2, …: another flow
+/// bound at one of those addresses would take its packets.
+fn check_ports(r: &Reader, earlier: &[FlowSpec], f: &FlowSpec, names: &[String]) -> Result<()> {
+    let addrs = |f: &FlowSpec| {
+        let client = joulenet_proto::Addr::new(f.from, f.port);
+        let mut a = vec![client, joulenet_proto::Addr::new(f.to, f.port)];
+        a.extend(f.protocol.extra_addrs(client));
+        a
+    };
+    let mine = addrs(f);
+    for (j, g) in earlier.iter().enumerate() {
+        let theirs = addrs(g);
+        if mine.len() == 2 && theirs.len() == 2 {
+            continue;
+        }
+        if let Some(a) = mine.iter().find(|a| theirs.contains(a)) {
+            return Err(r.error(
+                "port",
+                format!(
+                    "port {} at {} is also used by flows[{j}] (R²CP paths use the flow's port + 1, + 2, …)",
+                    a.port, names[a.node as usize]
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 const FLOW_KEYS: &[&str] = &[
@@ -186,6 +217,7 @@ fn flow(
     r: &Reader,
     index: usize,
     names: &[String],
+    links: &[LinkSpec],
     default: (NodeId, NodeId),
     medium: Option<&MediumSpec>,
 ) -> Result<FlowSpec> {
@@ -221,6 +253,7 @@ fn flow(
         }
     }
     let port = r.int_in("port", 1, 65_535)?.unwrap_or(5000 + index as u64) as u16;
+    protocol.check_paths(r, (from, to, port), links, names)?;
     let start = r.duration("start")?.unwrap_or(Duration::ZERO);
     let stop = r.duration("stop")?;
     if let Some(stop) = stop {

@@ -21,7 +21,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ("chain", "`hops` links in a line: node 0 to node `hops`"),
     ("dumbbell", "`pairs` senders, a bottleneck between two routers, `pairs` receivers (optional wireless last hop)"),
     ("explicit", "`nodes` and a list of `[[topology.links]]` with `a` and `b`"),
-    ("multihomed", "a mobile host `mh` with `interfaces` wireless links to access points `ap<i>`, each wired to its own server `srv<i>`"),
+    ("multihomed", "a mobile host `mh` with `interfaces` wireless links to access points `ap<i>`, each wired to its own server `srv<i>` (or, with `shared_server = true`, all to one server `srv`)"),
 ];
 
 /// The nodes (by name) and links of a topology, and the flows it suggests
@@ -135,15 +135,24 @@ fn dumbbell(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
 /// A multi-homed mobile host (node 0, `mh`): interface i is a link to
 /// access point `ap<i>` (`[topology.interface<i>]` over `[link]`, wireless
 /// by default), which is wired to server `srv<i>` (`[topology.backbone<i>]`
-/// over `[link]`). Nodes: mh, ap0, srv0, ap1, srv1, …
+/// over `[link]`). Nodes: mh, ap0, srv0, ap1, srv1, … With `shared_server
+/// = true` every access point is wired to one server instead (point-to-point
+/// aggregation): nodes mh, ap0, ap1, …, srv.
 fn multihomed(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topology> {
     let n = t.int_in("interfaces", 1, 4)?.unwrap_or(2) as u32;
+    let shared = t.bool("shared_server")?.unwrap_or(false);
     let mut names = vec!["mh".to_string()];
     let mut links = Vec::new();
     for i in 0..n {
-        let (ap, srv) = (1 + 2 * i, 2 + 2 * i);
+        let (ap, srv) = if shared {
+            (1 + i, 1 + n)
+        } else {
+            (1 + 2 * i, 2 + 2 * i)
+        };
         names.push(format!("ap{i}"));
-        names.push(format!("srv{i}"));
+        if !shared {
+            names.push(format!("srv{i}"));
+        }
         let iface = t.table(&format!("interface{i}"))?;
         let backbone = t.table(&format!("backbone{i}"))?;
         links.push(link(
@@ -166,10 +175,16 @@ fn multihomed(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topol
             r.finish()?;
         }
     }
+    let server = if shared {
+        names.push("srv".to_string());
+        1 + n
+    } else {
+        2
+    };
     Ok(Topology {
         names,
         links,
-        default_flows: vec![(2, 0)],
+        default_flows: vec![(server, 0)],
     })
 }
 
