@@ -211,6 +211,44 @@ fn lost_syn_ack_and_fin_ack_are_retried() {
     assert_eq!(w.finished, 1);
 }
 
+/// An ACK elicited by a retransmission that also newly acknowledges older
+/// first transmissions (their own ACKs were lost) times the repair, not the
+/// path: no RTT sample may come from it (Karn's ambiguity, RFC 6298 §3).
+#[test]
+fn ack_elicited_by_a_retransmission_gives_no_rtt_sample() {
+    let mut w = world(E2tcpConfig::default(), 12_000);
+    // 0..3000 go through cleanly and open the window to 8 segments; then
+    // the first sending of 4000 is lost and so is every ACK that
+    // acknowledges nothing below 4000, so only the transmission timer
+    // finds the losses. 4000..7000 are resent (the minimum window); the
+    // ACK of the resent 4000 covers 8000..11000 too, sent an RTO earlier.
+    let mut lost_4000 = false;
+    w.drop = Box::new(move |_, from, _, p| {
+        let r = parse(p);
+        if from == 0 {
+            if r.seq == Some(4000) && !r.syn && !r.fin && !lost_4000 {
+                lost_4000 = true;
+                return true;
+            }
+            return false;
+        }
+        !r.syn && r.ack == Some(4000)
+    });
+    w.start();
+    assert!(w.run(Time::from_secs(30)));
+    assert_eq!(w.delivered, pattern(12_000));
+    let s = sender(&w).stats().clone();
+    assert_eq!(s.timeouts, 1);
+    // Round trips here take 28-45 ms (10 ms each way, 8 ms per segment at
+    // 1 Mbit/s, up to 8 segments queued); the ACK of the resent 4000 came
+    // 120 ms after 11000 was first sent.
+    assert!(
+        s.rtt.max.unwrap() < Duration::from_millis(80),
+        "a sample measured the repair: {:?}",
+        s.rtt
+    );
+}
+
 fn phased(seed: u64, rate: f64, period: Duration, bad: Duration) -> DropFn {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
