@@ -259,12 +259,18 @@ impl E2tcpSender {
         }
         let now = net.now();
         let mut newest_acked: u64 = 0;
-        let mut rtt_from: Option<(u64, Time)> = None;
+        // The newest sending this ACK newly acknowledges: on one hop without
+        // reordering, the arrival that elicited it. Only that one times a
+        // round trip. An older segment newly covered (one the receiver held
+        // behind a hole, whose SACK never reached us) arrived long ago: the
+        // ACK moved because a retransmission filled the hole, and its age
+        // measures the repair, not the path.
+        let mut newest: Option<(u64, bool, Time)> = None;
         let mut acked_segments = 0;
         let mut note = |s: &Segment| {
             newest_acked = newest_acked.max(s.order);
-            if !s.ever_retransmitted && rtt_from.is_none_or(|(o, _)| s.order > o) {
-                rtt_from = Some((s.order, s.sent_at));
+            if newest.is_none_or(|(o, _, _)| s.order > o) {
+                newest = Some((s.order, s.ever_retransmitted, s.sent_at));
             }
         };
         // Cumulatively acknowledged.
@@ -305,7 +311,9 @@ impl E2tcpSender {
                 new_losses += 1;
             }
         }
-        if let Some((_, at)) = rtt_from {
+        // Karn: no sample when that arrival was a retransmission.
+        let rtt_from = newest.and_then(|(_, retx, at)| (!retx).then_some(at));
+        if let Some(at) = rtt_from {
             let sample = now.saturating_since(at);
             self.rtt.sample(sample);
             self.stats.rtt.record(sample);
