@@ -187,7 +187,10 @@ pub fn run_client(
         conn.drain(&mut sendq, &mut pool);
         flush(&socket, Some(server), &mut sendq, &mut pool)?;
         rep.tick(now, &conn);
-        if conn.is_done() || refused.is_some() {
+        // The server says `Close` only once its receiving application has
+        // the whole stream: the transfer is complete even if our agent
+        // never heard the answer to its FIN.
+        if conn.is_done() || conn.peer_closed || refused.is_some() {
             break;
         }
         if now.saturating_since(conn.last_heard) > opts.idle_timeout {
@@ -245,7 +248,9 @@ pub fn run_client(
     sendq.push(close);
     let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
     // A reliable protocol that closed cleanly has delivered every byte.
-    let delivered = (opts.protocol.is_reliable() && !conn.aborted && conn.closed_at.is_some())
+    let delivered = (opts.protocol.is_reliable()
+        && !conn.aborted
+        && (conn.closed_at.is_some() || conn.peer_closed))
         .then(|| conn.app_bytes_read());
     let energy = energy::estimate(
         &profile,

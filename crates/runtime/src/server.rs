@@ -171,12 +171,20 @@ pub fn run_server(
             // TIME_WAIT once it has ACKed the client's FIN; if that answer
             // is lost, the sender's retransmitted FIN must still find
             // someone to answer it.
+            //
+            // The linger counts from the later of "done" and the last
+            // datagram heard: a sender still retransmitting its FIN (with a
+            // backed-off RTO) keeps the connection answerable. When a
+            // connection that got its whole stream retires without the
+            // peer's `Close`, it says `Close` itself (below), so a sender
+            // whose last answers were lost learns that the receiver has
+            // everything instead of retransmitting into the void.
             if e.conn.is_done() {
                 e.done_since.get_or_insert(now);
             }
             let lingered = e
                 .done_since
-                .is_some_and(|t| now.saturating_since(t) > LINGER);
+                .is_some_and(|t| now.saturating_since(t.max(e.conn.last_heard)) > LINGER);
             let done = e.conn.peer_closed || e.conn.aborted || lingered;
             let silent = now.saturating_since(e.conn.last_heard) > opts.idle_timeout;
             if done || silent {
@@ -191,6 +199,12 @@ pub fn run_server(
             let Some(mut e) = conns.remove(&id) else {
                 continue;
             };
+            if e.conn.finished_at.is_some() && !e.conn.aborted && !e.conn.peer_closed {
+                // Twice: either may be lost.
+                let close = e.conn.close_datagram();
+                sendq.push(close.clone());
+                sendq.push(close);
+            }
             let end = e.conn.finished_at.unwrap_or_else(|| e.conn.now());
             let delivered = e.conn.app_bytes_delivered();
             let energy = energy::estimate(
@@ -246,7 +260,8 @@ pub fn run_server(
                 [
                     e.conn.next_deadline(),
                     e.rep.next_tick(),
-                    e.done_since.map(|t| t + LINGER + Duration(1)),
+                    e.done_since
+                        .map(|t| t.max(e.conn.last_heard) + LINGER + Duration(1)),
                     Some(Time(
                         e.conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
                     )),
