@@ -7,6 +7,7 @@ use joulenet_channel::radio::EnergyReport;
 use joulenet_proto::Time;
 use serde::Serialize;
 
+use crate::medium::MediumStats;
 use crate::metrics::jain_index;
 use crate::series::SeriesRow;
 use crate::simulation::Simulation;
@@ -152,8 +153,9 @@ pub(crate) fn collect(mut sim: Simulation) -> RunResult {
     let flows: Vec<FlowResult> = (0..sim.flow_agents.len())
         .map(|f| flow_result(&sim, f, end))
         .collect();
+    let medium = sim.core.medium.as_ref().map(|m| m.snapshot());
     let nodes: Vec<NodeResult> = (0..sim.core.nodes.len())
-        .map(|n| node_result(&mut sim, n))
+        .map(|n| node_result(&mut sim, n, medium.as_ref()))
         .collect();
     let links = link_results(&sim, end);
     let summary = summary(&sim, &flows, &nodes, end);
@@ -168,7 +170,7 @@ pub(crate) fn collect(mut sim: Simulation) -> RunResult {
         links,
         summary,
         series: sim.sampler.take().map(|s| s.rows).unwrap_or_default(),
-        medium: sim.core.medium.as_ref().map(|m| m.snapshot()),
+        medium,
         pcap: sim.core.capture.take(),
     }
 }
@@ -241,7 +243,7 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
     }
 }
 
-fn node_result(sim: &mut Simulation, n: usize) -> NodeResult {
+fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> NodeResult {
     let mut total = EnergyTotals::default();
     for &r in &sim.core.nodes[n].radios {
         total.add(&sim.core.radios[r as usize].energy());
@@ -256,8 +258,7 @@ fn node_result(sim: &mut Simulation, n: usize) -> NodeResult {
             received += l.counters.frames_delivered;
         }
     }
-    if let Some(m) = &sim.core.medium {
-        let s = m.snapshot();
+    if let Some(s) = medium {
         sent += s.frames_sent.get(n).copied().unwrap_or(0);
         received += s.frames_received.get(n).copied().unwrap_or(0);
         on_air += s.bytes_on_air.get(n).copied().unwrap_or(0);
