@@ -204,6 +204,8 @@ pub fn run_server(
                 let close = e.conn.close_datagram();
                 sendq.push(close.clone());
                 sendq.push(close);
+                // Now: a one-off server returns right after this connection.
+                flush(&socket, None, &mut sendq, &mut pool)?;
             }
             let end = e.conn.finished_at.unwrap_or_else(|| e.conn.now());
             let delivered = e.conn.app_bytes_delivered();
