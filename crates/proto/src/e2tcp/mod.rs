@@ -21,9 +21,10 @@ pub use proxy::{SplitProxy, WiredSide};
 pub use receiver::E2tcpReceiver;
 pub use sender::{E2tcpSender, E2tcpState};
 
-use joulenet_wire::e2tcp::{E2tcpAddrs, E2tcpRepr};
+use joulenet_wire::e2tcp::{E2tcpAddrs, E2tcpPacket, E2tcpRepr};
 
 use crate::net::{Addr, NetworkHeader, TimerId, TxOpts};
+use crate::stats::TransportStats;
 
 pub const PROTOCOL: &str = "e2tcp";
 
@@ -70,6 +71,28 @@ pub(crate) fn finish_header(
         r.seq.get_or_insert(snd_nxt);
         r.ack.get_or_insert(rcv_nxt);
         r.window.get_or_insert(u16::MAX);
+    }
+}
+
+/// Parse an arriving packet for either end: a malformed one is counted and
+/// dropped, a well-formed one counted as received. The view is returned
+/// for its payload.
+pub(crate) fn accept<'a>(
+    stats: &mut TransportStats,
+    packet: &'a [u8],
+) -> Option<(E2tcpPacket<&'a [u8]>, E2tcpRepr)> {
+    let parsed =
+        E2tcpPacket::new_checked(packet).and_then(|p| E2tcpRepr::parse(&p).map(|r| (p, r)));
+    match parsed {
+        Ok(pr) => {
+            stats.packets_received += 1;
+            stats.bytes_received += packet.len() as u64;
+            Some(pr)
+        }
+        Err(_) => {
+            stats.malformed_dropped += 1;
+            None
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The E2TCP receiver: acknowledges every segment at once with the
 //! contiguous prefix and up to two SACK blocks of what lies beyond it.
 
-use joulenet_wire::e2tcp::{E2tcpPacket, E2tcpRepr, MAX_SACK};
+use joulenet_wire::e2tcp::{E2tcpRepr, MAX_SACK};
 
 use super::config::E2tcpConfig;
 use super::{finish_header, tx_opts, unwrap, PROTOCOL};
@@ -106,16 +106,9 @@ impl Agent for E2tcpReceiver {
     fn start(&mut self, _net: &mut dyn Net) {}
 
     fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
-        let Ok(p) = E2tcpPacket::new_checked(packet) else {
-            self.stats.malformed_dropped += 1;
+        let Some((p, r)) = super::accept(&mut self.stats, packet) else {
             return;
         };
-        let Ok(r) = E2tcpRepr::parse(&p) else {
-            self.stats.malformed_dropped += 1;
-            return;
-        };
-        self.stats.packets_received += 1;
-        self.stats.bytes_received += packet.len() as u64;
         if r.syn {
             if self.peer.is_none() {
                 self.peer = Some(from);

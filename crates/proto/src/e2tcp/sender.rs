@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use joulenet_wire::e2tcp::{E2tcpPacket, E2tcpRepr};
+use joulenet_wire::e2tcp::E2tcpRepr;
 
 use super::config::E2tcpConfig;
 use super::window::{AckClass, Window};
@@ -378,16 +378,9 @@ impl Agent for E2tcpSender {
     }
 
     fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
-        let Ok(p) = E2tcpPacket::new_checked(packet) else {
-            self.stats.malformed_dropped += 1;
+        let Some((_, r)) = super::accept(&mut self.stats, packet) else {
             return;
         };
-        let Ok(r) = E2tcpRepr::parse(&p) else {
-            self.stats.malformed_dropped += 1;
-            return;
-        };
-        self.stats.packets_received += 1;
-        self.stats.bytes_received += packet.len() as u64;
         if from != self.peer || r.conn_id != self.conn_id {
             self.stats.unexpected_dropped += 1;
             return;
