@@ -11,10 +11,15 @@
 #    rules, one after the other in the same run.
 #
 # Goodput is measured the same way for both: application bytes the receiver
-# got in the first $SECS s of the connection, over $SECS s (joulenet: the
+# got in the first $SECS s of the transfer, over $SECS s (joulenet: the
 # server's per-second interval reports; iperf3: `end.sum_received`, whose
-# sender also stops after -t $SECS). On loopback it is the receiver's
-# goodput over the whole stream (bytes / time to its end).
+# sender also stops after -t $SECS). Both time the transfer from the end of
+# the handshake, as iperf3 starts its test once its streams are connected;
+# the time joulenet's handshakes took is written to $OUT/setup.tsv
+# (protocol, loss %, the client's seconds from its first SYN to its first
+# data). On
+# loopback it is the receiver's goodput over the whole stream (bytes / time
+# to its end).
 #
 # Prints one line per run: part, protocol, loss %, goodput Mbit/s; writes
 # them to $OUT/results.tsv, a Markdown table to $OUT/link.md and a plot to
@@ -42,6 +47,7 @@ OUT=$(realpath "$OUT")
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 : > "$OUT/results.tsv"
+: > "$OUT/setup.tsv"
 
 goodput() { # json-file -> Mbit/s of the receiver's goodput
     python3 -c '
@@ -66,6 +72,16 @@ for line in open(sys.argv[1]):
     if ev.get("event") == "interval" and ev["data"]["sum"]["end"] <= secs + 1e-3:
         got += ev["data"]["sum"]["bytes"]
 print("%.2f" % (got * 8 / secs / 1e6))' "$1" "$2"
+}
+
+setup_time() { # client -J file -> seconds from the connection's start to its transfer's
+    python3 -c '
+import json, sys
+try:
+    t = json.load(open(sys.argv[1]))["end"].get("transfer_start_s")
+except Exception:
+    t = None
+print("nan" if t is None else "%.3f" % t)' "$1"
 }
 
 row() { # part proto loss goodput
@@ -105,13 +121,16 @@ if [[ " $PARTS " == *" link "* ]]; then
             srv=$!
             sleep 0.2
             # The sender's buffer may hold seconds of data at a slow rate:
-            # stop it after the window, as iperf3 stops after -t.
-            jn_x A timeout -s INT $((SECS + 1)) "$BIN" client "$JN_TARGET" --proto "$p" \
+            # stop it after the window, as iperf3 stops after -t — which
+            # counts from the end of a handshake that may have waited out
+            # lost SYNs (1 + 2 + 4 + 8 s at most before this cuts it off).
+            jn_x A timeout -s INT $((SECS + 16)) "$BIN" client "$JN_TARGET" --proto "$p" \
                 -t "$SECS" -i 0 -J "${rate[@]}" "${JN_OPTS[@]}" > "$TMP/cli.json" 2>/dev/null || true
             sleep 0.5
             kill "$srv" 2>/dev/null || true
             wait "$srv" 2>/dev/null || true
             row link "$p$TAG" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
+            printf "%s\t%s\t%s\n" "$p$TAG" "$loss" "$(setup_time "$TMP/cli.json")" >> "$OUT/setup.tsv"
         done
         for cc in $KERNEL; do
             jn_x B iperf3 -s -1 -B "$JN_SERVER" > /dev/null 2>&1 &

@@ -117,7 +117,8 @@ pub struct ClientArgs {
     /// Bytes to send (e.g. 100MB)
     #[arg(short = 'n', long, conflicts_with = "time")]
     pub bytes: Option<String>,
-    /// Seconds to send (default 10)
+    /// Seconds to send (default 10), counted as iperf3 counts them: from
+    /// the moment the transport first takes data, after its handshake
     #[arg(short = 't', long)]
     pub time: Option<String>,
     /// Pace the sender at this rate (UDP default 1Mbps, as iperf3)
@@ -224,7 +225,7 @@ pub fn client(a: ClientArgs) -> Result<(), String> {
         (Some(n), _) => Limit::Bytes(parse_size(n).map_err(|e| e.to_string())?),
         (None, t) => {
             let d = dur(t.as_deref().unwrap_or("10"))?;
-            Limit::Until(joulenet_proto::Time(d.0))
+            Limit::For(d)
         }
     };
     let rate_bps = a

@@ -18,7 +18,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use joulenet_proto::{AppRead, Time};
+use joulenet_proto::{AppRead, Duration, Time};
 use sha2::{Digest, Sha256};
 
 /// Where an agent's outgoing bytes come from.
@@ -49,8 +49,10 @@ pub trait AppSink: Send {
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Limit {
     Bytes(u64),
-    /// Nanoseconds since the connection's start.
-    Until(Time),
+    /// For this long after the transport first takes data — iperf3's `-t`,
+    /// whose clock starts once its streams are connected, so a handshake
+    /// that waits out lost SYNs does not eat into the measured time.
+    For(Duration),
 }
 
 /// iperf-like generator: zeros as fast as the agent takes them (or at
@@ -59,6 +61,8 @@ pub struct Generator {
     limit: Limit,
     rate_bps: Option<u64>,
     sent: u64,
+    /// When the transport first took data.
+    started: Option<Time>,
     /// Pacing: the time the next byte may go (rate-limited mode only).
     next_at: Time,
 }
@@ -69,24 +73,30 @@ impl Generator {
             limit,
             rate_bps: rate_bps.filter(|&r| r > 0),
             sent: 0,
+            started: None,
             next_at: Time::ZERO,
+        }
+    }
+
+    fn room(&self, now: Time) -> u64 {
+        match (self.limit, self.started) {
+            (Limit::Bytes(total), _) => total.saturating_sub(self.sent),
+            (Limit::For(length), Some(start)) if now >= start + length => 0,
+            (Limit::For(_), _) => u64::MAX,
         }
     }
 }
 
 impl AppSource for Generator {
     fn read(&mut self, now: Time, buf: &mut [u8]) -> AppRead {
-        let room = match self.limit {
-            Limit::Bytes(total) => total.saturating_sub(self.sent),
-            Limit::Until(end) if now >= end => 0,
-            Limit::Until(_) => u64::MAX,
-        };
+        let room = self.room(now);
         if room == 0 {
             return AppRead::Finished;
         }
         if buf.is_empty() {
             return AppRead::Pending;
         }
+        self.started.get_or_insert(now);
         let mut n = (buf.len() as u64).min(room) as usize;
         if let Some(rate) = self.rate_bps {
             if now < self.next_at {
@@ -110,7 +120,7 @@ impl AppSource for Generator {
     fn total_bytes(&self) -> Option<u64> {
         match self.limit {
             Limit::Bytes(n) => Some(n),
-            Limit::Until(_) => None,
+            Limit::For(_) => None,
         }
     }
 }
@@ -585,8 +595,16 @@ mod tests {
             total += n;
         }
         assert_eq!(total, 2500);
-        let mut g = Generator::new(Limit::Until(Time::from_secs(1)), None);
-        assert!(matches!(g.read(Time::ZERO, &mut buf), AppRead::Data(1000)));
-        assert_eq!(g.read(Time::from_secs(1), &mut buf), AppRead::Finished);
+        // `-t` counts from the first byte taken, not from the generator's
+        // creation: a connection that spent 3 s on its handshake still
+        // sends for the whole second.
+        let mut g = Generator::new(Limit::For(Duration::from_secs(1)), None);
+        assert_eq!(g.read(Time::from_secs(3), &mut []), AppRead::Pending);
+        assert!(matches!(g.read(Time::from_secs(3), &mut buf), AppRead::Data(1000)));
+        assert!(matches!(
+            g.read(Time::from_millis(3999), &mut buf),
+            AppRead::Data(1000)
+        ));
+        assert_eq!(g.read(Time::from_secs(4), &mut buf), AppRead::Finished);
     }
 }

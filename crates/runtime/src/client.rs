@@ -167,7 +167,7 @@ pub fn run_client(
             "protocol": opts.protocol.name(),
             "num_streams": 1,
             "bytes": match opts.app { ClientApp::Generate { limit: Limit::Bytes(b), .. } => Some(b), _ => None },
-            "duration_s": match opts.app { ClientApp::Generate { limit: Limit::Until(t), .. } => Some(t.as_secs_f64()), _ => None },
+            "duration_s": match opts.app { ClientApp::Generate { limit: Limit::For(t), .. } => Some(t.as_secs_f64()), _ => None },
             "interval_s": opts.interval.map(|d| d.as_secs_f64()),
             "file": file_json,
             "radio": opts.radio,

@@ -158,6 +158,9 @@ pub struct Connection {
     /// Time of the last datagram from the peer.
     pub last_heard: Time,
     pub established_at: Option<Time>,
+    /// The test, in iperf3's sense, began: the sender's transport took its
+    /// first byte, or the receiving application got its first byte.
+    pub transfer_started_at: Option<Time>,
     pub closed_at: Option<Time>,
     pub aborted: bool,
     /// When the receiving application got end-of-stream.
@@ -214,6 +217,7 @@ impl Connection {
             counts: DatagramCounts::default(),
             last_heard: Time::ZERO,
             established_at: None,
+            transfer_started_at: None,
             closed_at: None,
             aborted: false,
             finished_at: None,
@@ -292,6 +296,11 @@ impl Connection {
                     self.closed_at = self.closed_at.or(Some(t));
                 }
             }
+        }
+        if self.transfer_started_at.is_none()
+            && (self.app_bytes_read() > 0 || self.app_bytes_delivered() > 0)
+        {
+            self.transfer_started_at = Some(self.net.now());
         }
         if self.net.sink_finished && self.finished_at.is_none() {
             self.finished_at = Some(self.net.now());

@@ -46,10 +46,16 @@ fn snapshot(conn: &Connection, at: Time) -> Snapshot {
     }
 }
 
-/// Writes reports for one connection as it runs.
+/// Writes reports for one connection as it runs. Intervals are timed from
+/// the start of the transfer (`Connection::transfer_started_at`), as
+/// iperf3's are from the start of its test: the handshake, and any SYN it
+/// had to repeat, falls before the first interval (its packets are counted
+/// in the first interval's transport bytes and retransmissions).
 pub struct Reporter {
     format: Format,
     interval: Option<Duration>,
+    /// The transfer's start, once it has started.
+    origin: Option<Time>,
     next_tick: Time,
     prev: Snapshot,
     intervals: Vec<Value>,
@@ -62,7 +68,8 @@ impl Reporter {
         let interval = interval.filter(|d| d.0 > 0);
         Reporter {
             format,
-            next_tick: interval.map_or(Time::NEVER, |d| Time(d.0)),
+            next_tick: Time::NEVER,
+            origin: None,
             interval,
             prev: Snapshot::default(),
             intervals: Vec::new(),
@@ -92,6 +99,14 @@ impl Reporter {
     /// Emits every interval report due by `now`.
     pub fn tick(&mut self, now: Time, conn: &Connection) {
         let Some(iv) = self.interval else { return };
+        if self.origin.is_none() {
+            let Some(origin) = conn.transfer_started_at else {
+                return;
+            };
+            self.origin = Some(origin);
+            self.prev.at = origin;
+            self.next_tick = origin + iv;
+        }
         while now >= self.next_tick {
             let at = self.next_tick;
             self.report_interval(conn, at);
@@ -101,6 +116,8 @@ impl Reporter {
 
     fn report_interval(&mut self, conn: &Connection, at: Time) {
         let cur = snapshot(conn, at);
+        let origin = self.origin.unwrap_or(Time::ZERO);
+        let since = |t: Time| t.saturating_since(origin).as_secs_f64();
         let secs = (cur.at.0.saturating_sub(self.prev.at.0)) as f64 / 1e9;
         let bytes = cur.app_bytes - self.prev.app_bytes.min(cur.app_bytes);
         let bps = if secs > 0.0 {
@@ -110,8 +127,8 @@ impl Reporter {
         };
         let v = json!({
             "sum": {
-                "start": self.prev.at.as_secs_f64(),
-                "end": cur.at.as_secs_f64(),
+                "start": since(self.prev.at),
+                "end": since(cur.at),
                 "seconds": secs,
                 "bytes": bytes,
                 "bits_per_second": bps,
@@ -128,8 +145,8 @@ impl Reporter {
                     self.out,
                     "[{:>4x}] {:6.2}-{:<6.2} sec {:>10} {:>14}  retr {:<5} cwnd {:>9} srtt {}",
                     conn.id & 0xffff,
-                    self.prev.at.as_secs_f64(),
-                    cur.at.as_secs_f64(),
+                    since(self.prev.at),
+                    since(cur.at),
                     human_bytes(bytes),
                     human_rate(bps),
                     v["sum"]["retransmits"],
@@ -199,7 +216,16 @@ pub struct Summary {
     pub aborted: bool,
     /// From the connection's start to the end of the stream.
     pub completion_time_s: f64,
+    /// `bytes_delivered` over `completion_time_s`: the simulator's goodput,
+    /// handshake included.
     pub goodput_bps: Option<f64>,
+    /// From the connection's start to the transfer's (iperf3's test start:
+    /// the handshake, with any repeated SYNs).
+    pub transfer_start_s: Option<f64>,
+    /// `bytes_delivered` over the time from the transfer's start to the end
+    /// of the stream: iperf3's convention, comparable with its
+    /// `bits_per_second`.
+    pub transfer_goodput_bps: Option<f64>,
     pub data_packets: u64,
     pub data_bytes: u64,
     pub retransmitted_packets: u64,
@@ -234,6 +260,8 @@ impl Summary {
     ) -> Summary {
         let s = conn.agent.stats();
         let secs = end.as_secs_f64();
+        let transfer_start = conn.transfer_started_at.map(|t| t.as_secs_f64());
+        let transfer_secs = transfer_start.map(|t| secs - t).filter(|&d| d > 0.0);
         let ms = |d: Option<Duration>| d.map(|d| d.as_millis_f64());
         Summary {
             role: if conn.is_client { "sender" } else { "receiver" },
@@ -248,6 +276,10 @@ impl Summary {
             goodput_bps: bytes_delivered
                 .filter(|_| secs > 0.0)
                 .map(|b| b as f64 * 8.0 / secs),
+            transfer_start_s: transfer_start,
+            transfer_goodput_bps: bytes_delivered
+                .zip(transfer_secs)
+                .map(|(b, d)| b as f64 * 8.0 / d),
             data_packets: s.data_packets,
             data_bytes: s.data_bytes,
             retransmitted_packets: s.retransmitted_packets,
@@ -299,6 +331,12 @@ impl Summary {
             self.energy.radio,
             human_rate(self.energy.radio_rate_bps as f64),
         );
+        if let (Some(t), Some(g)) = (self.transfer_start_s, self.transfer_goodput_bps) {
+            s.push_str(&format!(
+                "\ntransfer from {t:.3} s (after the handshake): goodput {}",
+                human_rate(g)
+            ));
+        }
         if let Some(f) = &self.file {
             s.push_str(&format!("\nfile: {f}"));
         }

@@ -3,11 +3,15 @@
 //! and says `Close`; the client takes that as the end of a delivered
 //! transfer instead of retransmitting its FIN until its idle timeout.
 
-use std::net::{SocketAddr, UdpSocket};
+mod common;
+
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
+
+use common::Relay;
 
 use joulenet_proto::tcp::TcpVariant;
 use joulenet_runtime::app::Limit;
@@ -32,42 +36,23 @@ fn carries_fin(datagram: &[u8]) -> bool {
 
 /// A relay that forwards everything until the client's first FIN, then
 /// drops every TCP segment from the server (its ACKs of that FIN), still
-/// passing the runtime's own `Close`. Returns (relay address, datagrams
-/// dropped, stop flag, thread).
-fn fin_answer_eater(server: SocketAddr) -> (SocketAddr, Arc<AtomicBool>, thread::JoinHandle<u64>) {
-    let front = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let back = UdpSocket::bind("127.0.0.1:0").unwrap();
-    back.connect(server).unwrap();
-    for s in [&front, &back] {
-        s.set_read_timeout(Some(Duration::from_millis(2))).unwrap();
-    }
-    let addr = front.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = Arc::clone(&stop);
-    let relay = thread::spawn(move || {
-        let mut buf = vec![0u8; 65536];
-        let (mut client, mut fin_seen, mut dropped) = (None, false, 0u64);
-        while !st.load(Ordering::Relaxed) {
-            while let Ok((n, from)) = front.recv_from(&mut buf) {
-                client = Some(from);
-                fin_seen |= carries_fin(&buf[..n]);
-                // Once the server has exited, sends bounce (ECONNREFUSED).
-                let _ = back.send(&buf[..n]);
+/// passing the runtime's own `Close`.
+fn fin_answer_eater(server: SocketAddr) -> Relay {
+    let fin_seen = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&fin_seen);
+    Relay::start(
+        server,
+        move |d| {
+            if carries_fin(d) {
+                seen.store(true, Ordering::Relaxed);
             }
-            while let Ok(n) = back.recv(&mut buf) {
-                let answer_to_fin =
-                    fin_seen && frame::parse(&buf[..n]).is_ok_and(|(h, _)| h.kind == Kind::Data);
-                match client {
-                    Some(c) if !answer_to_fin => {
-                        let _ = front.send_to(&buf[..n], c);
-                    }
-                    _ => dropped += 1,
-                }
-            }
-        }
-        dropped
-    });
-    (addr, stop, relay)
+        },
+        move |d| {
+            let answer_to_fin = fin_seen.load(Ordering::Relaxed)
+                && frame::parse(d).is_ok_and(|(h, _)| h.kind == Kind::Data);
+            !answer_to_fin
+        },
+    )
 }
 
 #[test]
@@ -77,10 +62,10 @@ fn a_sender_whose_fin_answers_are_lost_ends_on_the_servers_close() {
     let sock = server::bind(&sopts).unwrap();
     let server_addr = sock.local_addr().unwrap();
     let server = thread::spawn(move || run_server(&sopts, sock, Box::new(std::io::sink())));
-    let (relay_addr, stop, relay) = fin_answer_eater(server_addr);
+    let relay = fin_answer_eater(server_addr);
 
     let mut copts = ClientOptions::new(
-        &relay_addr.to_string(),
+        &relay.addr.to_string(),
         Protocol::Tcp(TcpVariant::Tahoe),
         ClientApp::Generate {
             limit: Limit::Bytes(200_000),
@@ -93,8 +78,7 @@ fn a_sender_whose_fin_answers_are_lost_ends_on_the_servers_close() {
     let summary = run_client(&copts, Box::new(std::io::sink())).expect("client");
     let took = started.elapsed();
     let report = server.join().unwrap().expect("server");
-    stop.store(true, Ordering::Relaxed);
-    let dropped = relay.join().unwrap();
+    let dropped = relay.stop();
 
     assert!(dropped > 0, "the relay ate no answer to the FIN");
     assert_eq!(report.summaries[0].bytes_delivered, Some(200_000));
