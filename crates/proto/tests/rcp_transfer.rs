@@ -458,3 +458,69 @@ fn a_window_cut_never_raises_the_window_even_with_eln_holes_open() {
     p.assert_delivered();
     assert!(checked >= 3, "only {checked} cuts");
 }
+
+/// Karn's rule at the receiver, the slow tail of docs/reproduction/rcp.md:
+/// the answer to a pulled segment may answer any request for it, so it is
+/// no RTT sample, and after a timeout the RTO stays backed off — through
+/// answered pulls — until a segment requested only once arrives. Here the
+/// first REQ is lost (no sample yet: the first timeout waits the initial
+/// 1 s), the pull of segment 0 is answered, and the answers to the next two
+/// pulls are lost: the second timeout waits 2 s from that answer, not 1 s
+/// nor the 200 ms floor. The whole first window is then pulled again with
+/// the RTO at 4 s; the first new request's data ends the backoff.
+#[test]
+fn answered_pulls_keep_the_rto_backed_off_until_a_once_requested_segment_arrives() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let cfg = RcpConfig {
+        min_rto: Duration::from_millis(200),
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 100_000);
+    // (time, requested offset) of every pull; the first REQ's time.
+    let pulls: Rc<RefCell<Vec<(Time, u64)>>> = Rc::default();
+    let first_req: Rc<RefCell<Option<Time>>> = Rc::default();
+    let (log, first) = (pulls.clone(), first_req.clone());
+    let mut isn = 0u32;
+    let mut lost_answers = Vec::new();
+    p.raw_script = Box::new(move |dir, now, pkt| {
+        let (flags, seq, len) = kind(pkt);
+        let offset = seq.wrapping_sub(isn.wrapping_add(1)) as u64;
+        match dir {
+            SENDER if flags.has(RcpFlags::SYN) => isn = seq,
+            // The first answer to each of the two pulls after segment 0.
+            SENDER
+                if len > 0
+                    && [MSS, 2 * MSS].contains(&offset)
+                    && !lost_answers.contains(&offset) =>
+            {
+                lost_answers.push(offset);
+                return Fate::Drop;
+            }
+            RECEIVER if flags.has(RcpFlags::PUL) => log.borrow_mut().push((now, offset)),
+            RECEIVER if flags.has(RcpFlags::REQ) && first.borrow().is_none() => {
+                *first.borrow_mut() = Some(now);
+                return Fate::Drop;
+            }
+            _ => {}
+        }
+        Fate::Deliver
+    });
+    p.start();
+    let first_window = 10 * MSS;
+    assert!(p.run_until_cond(LIMIT, |p| p.hosts[RECEIVER].app.received >= first_window));
+    assert_eq!(g(&p, "rto_ms"), 4_000, "pulls answered, still backed off");
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+    assert_eq!(g(&p, "rto_ms"), 200, "a once-requested arrival ends it");
+    assert_eq!(p.agents[RECEIVER].stats().timeouts, 2);
+    let pulls = pulls.borrow();
+    let first_req = first_req.borrow().expect("a first REQ");
+    assert_eq!(pulls[0], (first_req + Duration::from_secs(1), 0));
+    let of_mss: Vec<Time> = pulls.iter().filter(|e| e.1 == MSS).map(|e| e.0).collect();
+    assert_eq!(of_mss.len(), 2, "{pulls:?}");
+    assert_eq!(
+        of_mss[1].saturating_since(of_mss[0]),
+        Duration::from_secs(2)
+    );
+}

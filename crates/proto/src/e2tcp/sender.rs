@@ -55,6 +55,10 @@ pub struct E2tcpSender {
     snd_nxt: u64,
     order: u64,
     app_finished: bool,
+    /// When the SYN was sent, and whether it was ever resent: the SYN-ACK
+    /// times a round trip only if it cannot answer an earlier SYN (Karn).
+    syn_sent_at: Time,
+    syn_retransmitted: bool,
     fin_sent_at: Time,
     /// Highest offset sent when the last TCP-like reduction happened.
     recovery_point: u64,
@@ -79,6 +83,8 @@ impl E2tcpSender {
             snd_nxt: 0,
             order: 0,
             app_finished: false,
+            syn_sent_at: Time::ZERO,
+            syn_retransmitted: false,
             fin_sent_at: Time::ZERO,
             recovery_point: 0,
             consecutive_timeouts: 0,
@@ -124,8 +130,30 @@ impl E2tcpSender {
             self.stats.control_bytes += p.len() as u64;
             net.send(self.peer, p, tx_opts(&self.cfg));
         }
+        self.syn_sent_at = net.now();
         let t = net.now() + self.rtt.rto();
         net.set_timer(timers::TRANSMIT, t);
+    }
+
+    /// The SYN-ACK arrived. RFC 6298 §2/§3: the opening exchange may give
+    /// the first RTT measurement, unless the SYN was resent — then the
+    /// SYN-ACK may answer either sending, and the backed-off RTO stays until
+    /// the first data sample (Karn).
+    fn syn_acked(&mut self, net: &mut dyn Net) {
+        if !self.syn_retransmitted {
+            self.rtt_sample(net.now().saturating_since(self.syn_sent_at));
+        }
+        net.cancel_timer(timers::TRANSMIT);
+        self.consecutive_timeouts = 0;
+        self.state = E2tcpState::Established;
+        net.event(TransportEvent::Established);
+        self.transmit(net);
+    }
+
+    fn rtt_sample(&mut self, sample: Duration) {
+        self.rtt.sample(sample);
+        self.stats.rtt.record(sample);
+        self.stats.rtt.smoothed = self.rtt.srtt();
     }
 
     fn send_fin(&mut self, net: &mut dyn Net) {
@@ -314,10 +342,7 @@ impl E2tcpSender {
         // Karn: no sample when that arrival was a retransmission.
         let rtt_from = newest.and_then(|(_, retx, at)| (!retx).then_some(at));
         if let Some(at) = rtt_from {
-            let sample = now.saturating_since(at);
-            self.rtt.sample(sample);
-            self.stats.rtt.record(sample);
-            self.stats.rtt.smoothed = self.rtt.srtt();
+            self.rtt_sample(now.saturating_since(at));
         }
         if acked_segments > 0 {
             self.consecutive_timeouts = 0;
@@ -345,7 +370,10 @@ impl E2tcpSender {
         }
         self.rtt.back_off();
         match self.state {
-            E2tcpState::SynSent => self.send_syn(net),
+            E2tcpState::SynSent => {
+                self.syn_retransmitted = true;
+                self.send_syn(net);
+            }
             E2tcpState::FinSent => self.send_fin(net),
             E2tcpState::Established => {
                 let now = net.now();
@@ -386,13 +414,7 @@ impl Agent for E2tcpSender {
             return;
         }
         match self.state {
-            E2tcpState::SynSent if r.syn && r.ack.is_some() => {
-                net.cancel_timer(timers::TRANSMIT);
-                self.consecutive_timeouts = 0;
-                self.state = E2tcpState::Established;
-                net.event(TransportEvent::Established);
-                self.transmit(net);
-            }
+            E2tcpState::SynSent if r.syn && r.ack.is_some() => self.syn_acked(net),
             E2tcpState::Established | E2tcpState::FinSent if !r.syn => self.on_ack(net, &r),
             _ => self.stats.unexpected_dropped += 1,
         }

@@ -211,11 +211,66 @@ fn lost_syn_ack_and_fin_ack_are_retried() {
     assert_eq!(w.finished, 1);
 }
 
+/// Step until the SYN-ACK has been taken: the handshake's round trip.
+fn establish(w: &mut World) -> Duration {
+    w.start();
+    while sender(w).state() == E2tcpState::SynSent {
+        assert!(w.step(Time::from_secs(30)));
+    }
+    let first_syn = w.log.iter().find(|x| x.from == 0).unwrap().at;
+    w.now.saturating_since(first_syn)
+}
+
+/// RFC 6298 §2/§3: an unambiguous SYN/SYN-ACK exchange is the first RTT
+/// measurement, so the first data window already runs on a measured RTO
+/// (SRTT + 4·SRTT/2), not on the 1 s initial one; `min_rto` still bounds it.
+#[test]
+fn clean_handshake_gives_the_first_rtt_sample() {
+    let cfg = E2tcpConfig::default();
+    // 10 ms each way: 3·RTT is above min_rto; 1 ms: below it.
+    for delay_ms in [10, 1] {
+        let mut w = world(cfg.clone(), 20_000);
+        w.delay = Duration::from_millis(delay_ms);
+        let rtt = establish(&mut w);
+        let s = sender(&w);
+        assert_eq!(s.stats().rtt.samples, 1, "delay {delay_ms} ms");
+        assert_eq!(s.stats().rtt.smoothed, Some(rtt));
+        let measured = Duration::from_nanos(rtt.0 + 4 * (rtt.0 / 2));
+        assert_eq!(s.rto(), measured.max(cfg.min_rto), "delay {delay_ms} ms");
+        assert!(s.rto() < cfg.initial_rto);
+    }
+}
+
+/// Karn's rule at set-up: once the SYN has been resent, the SYN-ACK may
+/// answer either sending (here the first SYN, or the first SYN-ACK, is
+/// lost), so it gives no sample and the backed-off RTO (2 s) stays.
+#[test]
+fn handshake_after_a_resent_syn_gives_no_rtt_sample() {
+    for lose_from in [0, 1] {
+        let mut w = world(E2tcpConfig::default(), 20_000);
+        let mut lost = false;
+        w.drop = Box::new(move |_, from, _, p| {
+            let first = from == lose_from && parse(p).syn && !lost;
+            lost |= first;
+            first
+        });
+        let since_first_syn = establish(&mut w);
+        assert!(
+            since_first_syn > Duration::from_secs(1),
+            "{since_first_syn:?}"
+        );
+        let s = sender(&w);
+        assert_eq!(s.stats().rtt.samples, 0, "lost from node {lose_from}");
+        assert_eq!(s.stats().rtt.smoothed, None);
+        assert_eq!(s.rto(), Duration::from_secs(2));
+    }
+}
+
 /// Connection start is where a random-loss link costs E2TCP most (the
 /// "collapse" of docs/single-hop.md): until the first RTT sample the timers
 /// run on `initial_rto` (RFC 6298 §2.1: 1 s), doubled per expiry (§5.5), and
-/// the SYN/SYN-ACK exchange gives no sample. Each lost exchange waits 1 s,
-/// then 2 s, and the first data sample ends the backoff.
+/// a SYN-ACK after a resent SYN gives no sample (Karn). Each lost exchange
+/// waits 1 s, then 2 s, and the first data sample ends the backoff.
 #[test]
 fn lost_handshakes_wait_the_initial_rto_doubling_until_the_first_sample() {
     let mut w = world(E2tcpConfig::default(), 20_000);
