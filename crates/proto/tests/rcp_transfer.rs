@@ -620,3 +620,97 @@ fn a_resent_syn_ack_gives_no_rtt_sample() {
         p.assert_delivered();
     }
 }
+
+/// Each requested segment once per REQ. A REQ's blocks are the receiver's
+/// pulls *before* it, so when a pull's REQ is lost and the segment is
+/// pulled again, the new REQ names it twice — as its first block, which
+/// the cyclic buffer lacks, and as the pull itself. Here the first REQ is
+/// lost, so the timeout pulls segment 0; that REQ is lost too, and the
+/// next timeout pulls segment 0 again with block [segment 0].
+#[test]
+fn a_pull_repeated_after_a_lost_pull_is_answered_once() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let cfg = RcpConfig {
+        min_rto: Duration::from_millis(200),
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 100_000);
+    // Send times of the data packets carrying segment 0.
+    let copies: Rc<RefCell<Vec<Time>>> = Rc::default();
+    let log = copies.clone();
+    let (mut isn, mut reqs, mut pulls) = (0u32, 0, 0);
+    p.raw_script = Box::new(move |dir, now, pkt| {
+        let (r, payload) = wire::parse(pkt).expect("agents emit valid packets");
+        match dir {
+            SENDER if r.flags.has(RcpFlags::SYN) => isn = r.seq,
+            SENDER if !payload.is_empty() && r.seq == isn.wrapping_add(1) => {
+                log.borrow_mut().push(now);
+            }
+            RECEIVER if r.flags.has(RcpFlags::REQ) => {
+                reqs += 1;
+                if r.flags.has(RcpFlags::PUL) {
+                    pulls += 1;
+                    if pulls == 2 {
+                        // It names the lost pull and repeats it.
+                        assert_eq!(r.seq, isn.wrapping_add(1));
+                        assert_eq!(r.blocks()[0].start, r.seq);
+                    }
+                }
+                if reqs == 1 || pulls == 1 {
+                    return Fate::Drop;
+                }
+            }
+            _ => {}
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+    assert_eq!(p.agents[RECEIVER].stats().timeouts, 2);
+    assert_eq!(
+        copies.borrow().len(),
+        1,
+        "segment 0 sent at {:?}",
+        copies.borrow()
+    );
+}
+
+/// At 20 % random loss each way (the slow tail's condition), no REQ is
+/// answered with a segment twice: packets sent at one instant answer one
+/// REQ (REQs arrive one at a time), so no (time, segment) pair repeats.
+#[test]
+fn no_req_is_answered_with_a_segment_twice_at_20_percent_loss() {
+    use rand::{Rng, SeedableRng};
+    use std::cell::Cell;
+    use std::collections::HashSet;
+    use std::rc::Rc;
+    let cfg = RcpConfig {
+        min_rto: Duration::from_millis(200),
+        mss: 1400,
+        ..RcpConfig::default()
+    };
+    let repeats: Rc<Cell<u32>> = Rc::default();
+    for seed in 0..20 {
+        let mut p = pair(cfg.clone(), 100_000);
+        let mut rng = rand_pcg::Pcg32::seed_from_u64(seed);
+        let mut sent = HashSet::new();
+        let count = repeats.clone();
+        p.raw_script = Box::new(move |dir, now, pkt| {
+            let (_, seq, len) = kind(pkt);
+            if dir == SENDER && len > 0 && !sent.insert((now, seq)) {
+                count.set(count.get() + 1);
+            }
+            if rng.random::<f64>() < 0.2 {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        p.start();
+        assert!(p.run_until_closed(Time::from_secs(600)), "seed {seed}");
+        p.assert_delivered();
+    }
+    assert_eq!(repeats.get(), 0);
+}
