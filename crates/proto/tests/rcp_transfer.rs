@@ -1,6 +1,7 @@
 //! RCP end to end between two agents: transfers, REQ loss and the cyclic
 //! buffer, pull vs cumulative semantics, window behaviour, ELN, persist,
-//! power save, malformed input.
+//! power save, malformed input, the receiver's RTO (Karn, the handshake's
+//! sample).
 
 mod common;
 
@@ -463,11 +464,12 @@ fn a_window_cut_never_raises_the_window_even_with_eln_holes_open() {
 /// the answer to a pulled segment may answer any request for it, so it is
 /// no RTT sample, and after a timeout the RTO stays backed off — through
 /// answered pulls — until a segment requested only once arrives. Here the
-/// first REQ is lost (no sample yet: the first timeout waits the initial
-/// 1 s), the pull of segment 0 is answered, and the answers to the next two
-/// pulls are lost: the second timeout waits 2 s from that answer, not 1 s
-/// nor the 200 ms floor. The whole first window is then pulled again with
-/// the RTO at 4 s; the first new request's data ends the backoff.
+/// first REQ is lost (the opening exchange was the only sample, so the
+/// first timeout waits the 200 ms floor), the pull of segment 0 is
+/// answered, and the answers to the next two pulls are lost: the second
+/// timeout waits 400 ms from that answer, not the 200 ms floor. The whole
+/// first window is then pulled again with the RTO at 800 ms; the first new
+/// request's data ends the backoff.
 #[test]
 fn answered_pulls_keep_the_rto_backed_off_until_a_once_requested_segment_arrives() {
     use std::cell::RefCell;
@@ -509,18 +511,206 @@ fn answered_pulls_keep_the_rto_backed_off_until_a_once_requested_segment_arrives
     p.start();
     let first_window = 10 * MSS;
     assert!(p.run_until_cond(LIMIT, |p| p.hosts[RECEIVER].app.received >= first_window));
-    assert_eq!(g(&p, "rto_ms"), 4_000, "pulls answered, still backed off");
+    assert_eq!(g(&p, "rto_ms"), 800, "pulls answered, still backed off");
     assert!(p.run_until_closed(LIMIT));
     p.assert_delivered();
     assert_eq!(g(&p, "rto_ms"), 200, "a once-requested arrival ends it");
     assert_eq!(p.agents[RECEIVER].stats().timeouts, 2);
     let pulls = pulls.borrow();
     let first_req = first_req.borrow().expect("a first REQ");
-    assert_eq!(pulls[0], (first_req + Duration::from_secs(1), 0));
+    assert_eq!(pulls[0], (first_req + Duration::from_millis(200), 0));
     let of_mss: Vec<Time> = pulls.iter().filter(|e| e.1 == MSS).map(|e| e.0).collect();
     assert_eq!(of_mss.len(), 2, "{pulls:?}");
     assert_eq!(
         of_mss[1].saturating_since(of_mss[0]),
-        Duration::from_secs(2)
+        Duration::from_millis(400)
     );
+}
+
+/// Steps until the receiver is established. Returns the time from its
+/// first SYN+ACK to then, and how many SYN+ACKs it sent.
+fn establish_receiver(
+    p: &mut Pair,
+    lose: impl Fn(RcpFlags, usize) -> bool + 'static,
+) -> (Duration, usize) {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let syn_acks: Rc<RefCell<Vec<Time>>> = Rc::default();
+    let log = syn_acks.clone();
+    let mut losses = 0;
+    p.raw_script = Box::new(move |dir, now, pkt| {
+        let (flags, _, len) = kind(pkt);
+        if dir == RECEIVER && flags.has(RcpFlags::SYN) {
+            log.borrow_mut().push(now);
+        }
+        if losses == 0 && lose(flags, dir) && len == 0 {
+            losses += 1;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    p.start();
+    let established = |p: &Pair| {
+        p.hosts[RECEIVER]
+            .events
+            .iter()
+            .any(|e| e.1 == joulenet_proto::TransportEvent::Established)
+    };
+    assert!(p.run_until_cond(LIMIT, established));
+    let syn_acks = syn_acks.borrow();
+    (p.now.saturating_since(syn_acks[0]), syn_acks.len())
+}
+
+/// The receiver runs TCP's sender's RTO, so it takes TCP's first sample
+/// too (RFC 6298 §2–3, the TCP agent's `syn_acked`): the opening exchange,
+/// from its SYN+ACK to the sender's ACK. The first REQ then runs on a
+/// measured RTO (SRTT + 4·SRTT/2, floored at `min_rto`), not the 1 s
+/// initial one — which is what a lost first REQ waits otherwise.
+#[test]
+fn a_clean_opening_exchange_is_the_receivers_first_rtt_sample() {
+    let cfg = RcpConfig {
+        min_rto: Duration::from_millis(200),
+        ..RcpConfig::default()
+    };
+    // 100 ms each way: 3·RTT is above min_rto; 10 ms: below it.
+    for (delay_ms, rto_ms) in [(100.0, None), (10.0, Some(200.0))] {
+        let mut p = pair(cfg.clone(), 100_000);
+        p.link.delay = Duration::from_millis(delay_ms as u64);
+        let (rtt, syn_acks) = establish_receiver(&mut p, |_, _| false);
+        assert_eq!(syn_acks, 1);
+        assert!(rtt >= Duration::from_millis(2 * delay_ms as u64), "{rtt:?}");
+        let r = &p.agents[RECEIVER];
+        assert_eq!(r.stats().rtt.samples, 1, "delay {delay_ms} ms");
+        assert_eq!(r.stats().rtt.smoothed, Some(rtt));
+        let measured = Duration::from_nanos(rtt.0 + 4 * (rtt.0 / 2)).as_millis_f64();
+        assert_eq!(r.gauge("rto_ms"), Some(rto_ms.unwrap_or(measured)));
+        assert!(p.run_until_closed(LIMIT));
+        p.assert_delivered();
+    }
+}
+
+/// Karn's rule at set-up: once the SYN+ACK was sent again — after a lost
+/// SYN+ACK (the sender repeats its SYN) or a lost ACK (the receiver's
+/// handshake timer) — the ACK may answer either sending: no sample, and
+/// the RTO stays the initial 1 s.
+#[test]
+fn a_resent_syn_ack_gives_no_rtt_sample() {
+    let cfg = RcpConfig {
+        min_rto: Duration::from_millis(200),
+        ..RcpConfig::default()
+    };
+    fn syn_ack(f: RcpFlags, dir: usize) -> bool {
+        dir == RECEIVER && f.has(RcpFlags::SYN)
+    }
+    fn ack(f: RcpFlags, dir: usize) -> bool {
+        dir == SENDER && f.has(RcpFlags::ACK) && !f.has(RcpFlags::SYN)
+    }
+    type Lose = fn(RcpFlags, usize) -> bool;
+    let cases: [(&str, Lose); 2] = [("SYN+ACK", syn_ack), ("ACK", ack)];
+    for (lost, lose) in cases {
+        let mut p = pair(cfg.clone(), 100_000);
+        let (since_first, syn_acks) = establish_receiver(&mut p, lose);
+        assert!(syn_acks >= 2, "lost {lost}");
+        assert!(since_first > Duration::from_secs(1), "lost {lost}");
+        let r = &p.agents[RECEIVER];
+        assert_eq!(r.stats().rtt.samples, 0, "lost {lost}");
+        assert_eq!(r.gauge("srtt_ms"), None, "lost {lost}");
+        assert_eq!(r.gauge("rto_ms"), Some(1000.0), "lost {lost}");
+        assert!(p.run_until_closed(LIMIT));
+        p.assert_delivered();
+    }
+}
+
+/// Each requested segment once per REQ. A REQ's blocks are the receiver's
+/// pulls *before* it, so when a pull's REQ is lost and the segment is
+/// pulled again, the new REQ names it twice — as its first block, which
+/// the cyclic buffer lacks, and as the pull itself. Here the first REQ is
+/// lost, so the timeout pulls segment 0; that REQ is lost too, and the
+/// next timeout pulls segment 0 again with block [segment 0].
+#[test]
+fn a_pull_repeated_after_a_lost_pull_is_answered_once() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let cfg = RcpConfig {
+        min_rto: Duration::from_millis(200),
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 100_000);
+    // Send times of the data packets carrying segment 0.
+    let copies: Rc<RefCell<Vec<Time>>> = Rc::default();
+    let log = copies.clone();
+    let (mut isn, mut reqs, mut pulls) = (0u32, 0, 0);
+    p.raw_script = Box::new(move |dir, now, pkt| {
+        let (r, payload) = wire::parse(pkt).expect("agents emit valid packets");
+        match dir {
+            SENDER if r.flags.has(RcpFlags::SYN) => isn = r.seq,
+            SENDER if !payload.is_empty() && r.seq == isn.wrapping_add(1) => {
+                log.borrow_mut().push(now);
+            }
+            RECEIVER if r.flags.has(RcpFlags::REQ) => {
+                reqs += 1;
+                if r.flags.has(RcpFlags::PUL) {
+                    pulls += 1;
+                    if pulls == 2 {
+                        // It names the lost pull and repeats it.
+                        assert_eq!(r.seq, isn.wrapping_add(1));
+                        assert_eq!(r.blocks()[0].start, r.seq);
+                    }
+                }
+                if reqs == 1 || pulls == 1 {
+                    return Fate::Drop;
+                }
+            }
+            _ => {}
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+    assert_eq!(p.agents[RECEIVER].stats().timeouts, 2);
+    assert_eq!(
+        copies.borrow().len(),
+        1,
+        "segment 0 sent at {:?}",
+        copies.borrow()
+    );
+}
+
+/// At 20 % random loss each way (the slow tail's condition), no REQ is
+/// answered with a segment twice: packets sent at one instant answer one
+/// REQ (REQs arrive one at a time), so no (time, segment) pair repeats.
+#[test]
+fn no_req_is_answered_with_a_segment_twice_at_20_percent_loss() {
+    use rand::{Rng, SeedableRng};
+    use std::cell::Cell;
+    use std::collections::HashSet;
+    use std::rc::Rc;
+    let cfg = RcpConfig {
+        min_rto: Duration::from_millis(200),
+        mss: 1400,
+        ..RcpConfig::default()
+    };
+    let repeats: Rc<Cell<u32>> = Rc::default();
+    for seed in 0..20 {
+        let mut p = pair(cfg.clone(), 100_000);
+        let mut rng = rand_pcg::Pcg32::seed_from_u64(seed);
+        let mut sent = HashSet::new();
+        let count = repeats.clone();
+        p.raw_script = Box::new(move |dir, now, pkt| {
+            let (_, seq, len) = kind(pkt);
+            if dir == SENDER && len > 0 && !sent.insert((now, seq)) {
+                count.set(count.get() + 1);
+            }
+            if rng.random::<f64>() < 0.2 {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        p.start();
+        assert!(p.run_until_closed(Time::from_secs(600)), "seed {seed}");
+        p.assert_delivered();
+    }
+    assert_eq!(repeats.get(), 0);
 }

@@ -66,6 +66,11 @@ pub struct RcpReceiver {
     /// Recent pull blocks, newest first.
     pulls: VecDeque<RequestBlock>,
     tries: u32,
+    /// When our SYN+ACK was first sent, and whether it was ever sent again:
+    /// the packet that establishes times the opening exchange only if it
+    /// cannot answer a later SYN+ACK (Karn).
+    syn_ack_sent_at: Option<Time>,
+    syn_ack_resent: bool,
     /// RCV.NXT as the sender last heard it (SEG.DEQ of our last REQ).
     deq_sent: u64,
     persist_backoff: u32,
@@ -101,6 +106,8 @@ impl RcpReceiver {
             recovery_point: 0,
             pulls: VecDeque::new(),
             tries: 0,
+            syn_ack_sent_at: None,
+            syn_ack_resent: false,
             deq_sent: 0,
             persist_backoff: 0,
             consecutive_rtos: 0,
@@ -162,6 +169,11 @@ impl RcpReceiver {
     }
 
     fn send_syn_ack(&mut self, net: &mut dyn Net) {
+        if self.syn_ack_sent_at.is_some() {
+            self.syn_ack_resent = true;
+        } else {
+            self.syn_ack_sent_at = Some(net.now());
+        }
         let mut r = self.header(RcpFlags::SYN | RcpFlags::ACK);
         r.seq = self.space.to_wire(0);
         r.ack = self.peer_space.to_wire(1);
@@ -290,6 +302,12 @@ impl RcpReceiver {
         }
     }
 
+    fn rtt_sample(&mut self, rtt: Duration) {
+        self.rtt.sample(rtt);
+        self.stats.rtt.record(rtt);
+        self.stats.rtt.smoothed = self.rtt.srtt();
+    }
+
     fn arm_rto(&mut self, net: &mut dyn Net) {
         let at = net.now() + self.rtt.rto();
         self.rto_deadline = Some(at);
@@ -368,9 +386,7 @@ impl RcpReceiver {
             if arrival.expected {
                 self.consecutive_rtos = 0;
                 if let Some(rtt) = arrival.rtt {
-                    self.rtt.sample(rtt);
-                    self.stats.rtt.record(rtt);
-                    self.stats.rtt.smoothed = self.rtt.srtt();
+                    self.rtt_sample(rtt);
                 }
                 if self.reqs.is_empty() {
                     self.disarm_rto(net);
@@ -414,7 +430,15 @@ impl RcpReceiver {
         self.send_fin(net);
     }
 
+    /// The sender answered our SYN+ACK. The receiver runs TCP's sender's
+    /// RTO, so it takes what a TCP opener takes (RFC 6298 §2–3, the TCP
+    /// agent's `syn_acked`): the opening exchange as the first RTT sample,
+    /// unless the SYN+ACK was sent again (on a timeout or a repeated SYN) —
+    /// then the answer may be to either sending and gives none (Karn).
     fn establish(&mut self, net: &mut dyn Net) {
+        if let (Some(at), false) = (self.syn_ack_sent_at, self.syn_ack_resent) {
+            self.rtt_sample(net.now().saturating_since(at));
+        }
         self.state = ReceiverState::Established;
         self.tries = 0;
         net.cancel_timer(timer::HANDSHAKE);

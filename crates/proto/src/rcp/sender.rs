@@ -30,6 +30,9 @@ pub enum SenderState {
 /// while it still wants data, so four mean it is gone (or done).
 const LINGER_RTOS: u64 = 4;
 
+/// Data ranges `[start, end)` already sent in answer to one REQ.
+type Answered = Vec<(u64, u64)>;
+
 pub struct RcpSender {
     cfg: RcpConfig,
     peer: Addr,
@@ -176,8 +179,10 @@ impl RcpSender {
         net.send(self.peer, out, TxOpts::ipv4(IP_PROTOCOL));
     }
 
-    /// Send data `[start, end)` in segments cut at multiples of the MSS.
-    fn send_range(&mut self, net: &mut dyn Net, start: u64, end: u64) {
+    /// Send data `[start, end)` in segments cut at multiples of the MSS,
+    /// but no segment already in `sent` — the segments sent in answer to
+    /// the same REQ, which this one joins.
+    fn send_range(&mut self, net: &mut dyn Net, start: u64, end: u64, sent: &mut Answered) {
         let mss = self.cfg.mss as u64;
         let start = start.max(self.base);
         let end = end.min(self.limit());
@@ -185,9 +190,12 @@ impl RcpSender {
         while at < end {
             let cut = ((at / mss) + 1) * mss;
             let e = end.min(cut);
-            let mut repr = self.header(self.limit_flags());
-            repr.seq = self.space.to_wire(1 + at);
-            self.emit(net, repr, Some((at, e)));
+            if !sent.iter().any(|&(s, t)| s <= at && e <= t) {
+                let mut repr = self.header(self.limit_flags());
+                repr.seq = self.space.to_wire(1 + at);
+                self.emit(net, repr, Some((at, e)));
+                sent.push((at, e));
+            }
             at = e;
         }
     }
@@ -254,20 +262,25 @@ impl RcpSender {
         }
         self.fill(net);
         let sent_before = self.stats.total_packets_sent();
+        // One REQ is answered with each segment at most once. Its blocks
+        // are the receiver's pulls *before* this one, so a pull repeated
+        // after a lost one names the same segment twice (block and PUL),
+        // and a segment pulled repeatedly may fill several blocks.
+        let mut sent = Answered::new();
         // Pull requests the cyclic buffer never saw (their REQs were lost).
         for b in self.cyclic.missing(r.blocks()) {
-            self.serve_pull(net, b);
+            self.serve_pull(net, b, &mut sent);
         }
         let req = self.space.unwrap(r.seq, 1 + self.snd_nxt).saturating_sub(1);
         if r.flags.has(RcpFlags::PUL) {
             let end = r.seq.wrapping_add(r.length as u32);
-            self.serve_pull(net, RequestBlock { start: r.seq, end });
+            self.serve_pull(net, RequestBlock { start: r.seq, end }, &mut sent);
         } else {
             self.last_request = self.last_request.max(req);
             if req > self.snd_nxt {
                 let from = self.snd_nxt.max(self.base);
                 let to = req.min(self.limit());
-                self.send_range(net, from, to);
+                self.send_range(net, from, to, &mut sent);
                 self.snd_nxt = self.snd_nxt.max(to);
             }
         }
@@ -279,7 +292,7 @@ impl RcpSender {
         }
     }
 
-    fn serve_pull(&mut self, net: &mut dyn Net, b: RequestBlock) {
+    fn serve_pull(&mut self, net: &mut dyn Net, b: RequestBlock, sent: &mut Answered) {
         let s = self.space.unwrap(b.start, 1 + self.base).saturating_sub(1);
         let len = b.end.wrapping_sub(b.start) as u64;
         // Pulls may reach past what was read so far (R²CP, migration).
@@ -292,7 +305,7 @@ impl RcpSender {
             }
         }
         self.cyclic.push(b);
-        self.send_range(net, s, s + len);
+        self.send_range(net, s, s + len, sent);
         if s + len >= self.limit() && self.app_finished && s + len > self.sent_max {
             self.control(net, 0, None);
         }
