@@ -600,7 +600,10 @@ mod tests {
         // sends for the whole second.
         let mut g = Generator::new(Limit::For(Duration::from_secs(1)), None);
         assert_eq!(g.read(Time::from_secs(3), &mut []), AppRead::Pending);
-        assert!(matches!(g.read(Time::from_secs(3), &mut buf), AppRead::Data(1000)));
+        assert!(matches!(
+            g.read(Time::from_secs(3), &mut buf),
+            AppRead::Data(1000)
+        ));
         assert!(matches!(
             g.read(Time::from_millis(3999), &mut buf),
             AppRead::Data(1000)

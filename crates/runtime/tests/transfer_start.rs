@@ -73,7 +73,10 @@ fn a_lost_opening_answer_delays_the_transfer_not_shortens_it() {
     let sending = client.completion_time_s - start;
     assert!(sending >= 0.6, "sent for {sending} s");
     let delivered = client.bytes_delivered.expect("delivered") as f64;
-    let (whole, transfer) = (client.goodput_bps.unwrap(), client.transfer_goodput_bps.unwrap());
+    let (whole, transfer) = (
+        client.goodput_bps.unwrap(),
+        client.transfer_goodput_bps.unwrap(),
+    );
     assert!((transfer - delivered * 8.0 / sending).abs() < 1.0);
     assert!(transfer > 2.0 * whole, "{transfer} vs {whole}");
 
@@ -93,5 +96,8 @@ fn a_lost_opening_answer_delays_the_transfer_not_shortens_it() {
     // Timed from the connection's start, the first 200 ms interval would
     // fall inside the lost second and be empty.
     let first_rate = intervals[0]["bits_per_second"].as_f64().unwrap();
-    assert!(first_rate > 5e6, "first interval at {first_rate} bit/s: {text}");
+    assert!(
+        first_rate > 5e6,
+        "first interval at {first_rate} bit/s: {text}"
+    );
 }
