@@ -562,4 +562,3 @@ fn split_upload_last_byte_stalls_known_bug() {
     assert_eq!(&w.delivered, &pattern(bytes));
     assert_eq!(w.finished, 1);
 }
-
