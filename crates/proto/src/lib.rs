@@ -12,17 +12,20 @@
 pub mod net;
 pub mod stats;
 pub mod time;
+pub mod timer;
 
 pub use net::{
     AccessClass, Addr, Agent, AppRead, LinkInfo, Net, NetworkHeader, NodeId, RadioControl,
-    RadioMode, Route, TimerId, TransportEvent, TxOpts, MAX_TIMERS,
+    RadioMode, Route, Transit, TransitVerdict, TransportEvent, TxOpts,
 };
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
+pub use timer::{TimerId, TimerTable};
 pub mod cc;
 pub mod e2tcp;
 pub mod r2cp;
 pub mod rcp;
+pub mod relay;
 pub mod tcp;
 #[cfg(test)]
 pub(crate) mod testnet;

@@ -7,6 +7,7 @@
 
 use crate::stats::TransportStats;
 use crate::time::Time;
+pub use crate::timer::{TimerId, TimerTable};
 
 /// A node of the network (a host, router, base station or mesh node).
 pub type NodeId = u32;
@@ -31,14 +32,6 @@ impl core::fmt::Display for Addr {
         write!(f, "{}:{}", self.node, self.port)
     }
 }
-
-/// How many timers one agent may have armed at once. Each agent names its
-/// timers with small integers (a fixed table, as in quinn-proto).
-pub const MAX_TIMERS: usize = 16;
-
-/// One of an agent's timers; the agent chooses the meaning of each index.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct TimerId(pub u8);
 
 /// The network-layer header that travels in front of the transport bytes.
 /// It decides the per-packet overhead a link charges and what a pcap shows.
@@ -180,14 +173,28 @@ pub trait Net {
     fn packet_buffer(&mut self) -> Vec<u8> {
         Vec::with_capacity(2048)
     }
-    /// Arm `timer` to fire at `at`, replacing any earlier setting.
-    fn set_timer(&mut self, timer: TimerId, at: Time);
-    /// Disarm `timer`; a no-op if it is not armed.
-    fn cancel_timer(&mut self, timer: TimerId);
+    /// Send a packet toward `to` with another endpoint's source address:
+    /// a relay answering for the destination (a cache retransmitting on the
+    /// source's behalf, a hop-by-hop proxy acknowledging for the server).
+    /// The driver routes it from this node exactly as [`Net::send`] would.
+    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts);
+    /// The neighbour the packet being handled came from, during
+    /// [`Agent::on_packet`], [`Agent::on_transit`] and [`Agent::on_overheard`];
+    /// `None` in other callbacks or when the packet did not cross a link
+    /// (sent by an agent on the same node).
+    fn previous_hop(&self) -> Option<NodeId>;
     /// The agent's own random stream (seeded and named in the simulator).
     fn rng(&mut self) -> &mut dyn rand_core::RngCore;
     /// Take bytes from the sending application into `buf`.
     fn app_read(&mut self, buf: &mut [u8]) -> AppRead;
+    /// How many more bytes the receiving application can take now; `None`
+    /// for no limit (every endpoint application). A relay's bounded buffer
+    /// answers its free space: a receiver then delivers no more than this,
+    /// holds the rest, and advertises no more, so the limit pushes back on
+    /// the sender; [`Agent::on_app_ready`] says when room opens.
+    fn app_room(&self) -> Option<usize> {
+        None
+    }
     /// Hand bytes, in order and exactly once, to the receiving application.
     fn deliver(&mut self, data: &[u8]);
     /// The peer will send nothing more: end of stream for the application.
@@ -209,16 +216,35 @@ pub trait Agent {
     /// Called once when the agent's flow starts: a client opens its
     /// connection, a server starts listening.
     fn start(&mut self, net: &mut dyn Net);
-    /// A packet addressed to this agent arrived from `from`.
+    /// A packet addressed to this agent arrived from `from` (the source
+    /// address; [`Net::previous_hop`] tells the neighbour it came through).
     fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]);
-    /// A timer armed with [`Net::set_timer`] expired.
-    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId);
+    /// The earliest instant at which the agent needs [`Agent::on_timeout`],
+    /// if any: the driver asks after every callback. Agents keep their
+    /// deadlines in a [`TimerTable`]; an agent that wraps others answers the
+    /// earliest of theirs.
+    fn poll_timeout(&self) -> Option<Time>;
+    /// The clock reached [`Agent::poll_timeout`]: handle every expired timer.
+    fn on_timeout(&mut self, net: &mut dyn Net);
     /// The application has data (or end of data) that it did not have when
-    /// [`Net::app_read`] last answered `Pending`.
+    /// [`Net::app_read`] last answered `Pending`, or made room to receive
+    /// when it has a limit ([`Net::app_room`]).
     fn on_app_ready(&mut self, _net: &mut dyn Net) {}
-    /// A frame overheard on a shared medium (promiscuous mode), for agents
-    /// that cache what passes by.
-    fn on_overheard(&mut self, _net: &mut dyn Net, _packet: &[u8]) {}
+    /// A packet of this agent's protocol crosses this node on its way from
+    /// `transit.src` to `transit.dst` (only for agents registered as relays:
+    /// see [`Transit`]). The agent may rewrite the packet and its per-hop
+    /// options in place and pass it on, keep it, or drop it, and may send
+    /// packets of its own meanwhile (an answer, a retransmission from cache).
+    fn on_transit(&mut self, _net: &mut dyn Net, _transit: &mut Transit<'_>) -> TransitVerdict {
+        TransitVerdict::Forward
+    }
+    /// A frame addressed to another node, overheard on a shared medium
+    /// (promiscuous mode), for agents that cache what passes by.
+    fn on_overheard(&mut self, _net: &mut dyn Net, _src: Addr, _dst: Addr, _packet: &[u8]) {}
+    /// The link layer received a frame addressed to this agent corrupted and
+    /// hands up what it could read of it (explicit loss notification, ELN):
+    /// a loss report, never data.
+    fn on_link_loss(&mut self, _net: &mut dyn Net, _packet: &[u8]) {}
     /// Counters every protocol keeps.
     fn stats(&self) -> &TransportStats;
     /// A named instantaneous value for time series ("cwnd", "ssthresh",
@@ -229,4 +255,39 @@ pub trait Agent {
     /// True when the agent has finished: it will send nothing more and needs
     /// no more timers.
     fn is_closed(&self) -> bool;
+}
+
+/// A packet crossing a relay: what [`Agent::on_transit`] sees and may change.
+///
+/// A relay agent is registered for a protocol on intermediate nodes; the
+/// driver creates it the first time a packet of that protocol crosses the
+/// node (relay state is lazy: routes change, and a node cannot know in
+/// advance which flows will cross it) and drops it once it reports
+/// [`Agent::is_closed`] with no timer armed (a relay that holds nothing
+/// forgets). Packets an agent on this node sends itself, and packets
+/// addressed to this node, are not transit.
+#[derive(Debug)]
+pub struct Transit<'a> {
+    /// The packet's source and destination endpoints (end to end).
+    pub src: Addr,
+    pub dst: Addr,
+    /// The neighbour it arrived from.
+    pub previous_hop: NodeId,
+    /// The transport bytes, to rewrite in place (they may change length).
+    pub packet: &'a mut Vec<u8>,
+    /// Per-hop requests for the next link (link attempts, access class).
+    pub opts: &'a mut TxOpts,
+}
+
+/// What a relay decided about a packet in transit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TransitVerdict {
+    /// Pass it on toward its destination, as (possibly) rewritten.
+    Forward,
+    /// The relay took it: a terminating relay (hop-by-hop TCP, a split
+    /// proxy, Hop's per-hop transfer) ends the hop here.
+    Consumed,
+    /// Discard it (an iJTP node whose energy budget ran out); counted by the
+    /// driver as a relay drop.
+    Drop,
 }

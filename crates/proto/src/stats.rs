@@ -55,6 +55,31 @@ pub struct TransportStats {
 }
 
 impl TransportStats {
+    /// Add another agent's counters to these (a relay or proxy reporting the
+    /// agents it runs as one). RTT samples are pooled; the smoothed RTT is
+    /// the other's when it has one.
+    pub fn add(&mut self, other: &TransportStats) {
+        self.data_packets += other.data_packets;
+        self.data_bytes += other.data_bytes;
+        self.payload_bytes += other.payload_bytes;
+        self.retransmitted_packets += other.retransmitted_packets;
+        self.retransmitted_bytes += other.retransmitted_bytes;
+        self.control_packets += other.control_packets;
+        self.control_bytes += other.control_bytes;
+        self.packets_received += other.packets_received;
+        self.bytes_received += other.bytes_received;
+        self.malformed_dropped += other.malformed_dropped;
+        self.unexpected_dropped += other.unexpected_dropped;
+        self.timeouts += other.timeouts;
+        self.fast_recoveries += other.fast_recoveries;
+        let (a, b) = (&mut self.rtt, &other.rtt);
+        a.samples += b.samples;
+        a.sum_ns += b.sum_ns;
+        a.min = [a.min, b.min].into_iter().flatten().min();
+        a.max = [a.max, b.max].into_iter().flatten().max();
+        a.smoothed = b.smoothed.or(a.smoothed);
+    }
+
     /// Every transport byte this agent put on the network.
     pub fn total_bytes_sent(&self) -> u64 {
         self.data_bytes + self.retransmitted_bytes + self.control_bytes

@@ -9,8 +9,8 @@ use std::collections::BinaryHeap;
 use rand_core::SeedableRng;
 
 use crate::net::{
-    Addr, Agent, AppRead, LinkInfo, Net, RadioControl, RadioMode, Route, TimerId, TransportEvent,
-    TxOpts, MAX_TIMERS,
+    Addr, Agent, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, TransportEvent,
+    TxOpts,
 };
 use crate::time::{Duration, Time};
 
@@ -26,8 +26,16 @@ enum Ev {
     },
     Timer {
         agent: usize,
-        id: u8,
         at: Time,
+    },
+    /// A packet reaching `node` on its way from `src` to `dst` (relay
+    /// worlds only), from neighbour `prev`.
+    Hop {
+        node: u32,
+        prev: u32,
+        src: Addr,
+        dst: Addr,
+        packet: Vec<u8>,
     },
 }
 
@@ -46,7 +54,8 @@ pub(crate) struct World {
     pub addrs: Vec<Addr>,
     queue: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
-    timers: Vec<[Time; MAX_TIMERS]>,
+    /// Per agent: the time of its pending timer event (`NEVER`: none).
+    scheduled: Vec<Time>,
     link_free: std::collections::HashMap<(u32, u32), Time>,
     pub delay: Duration,
     /// Transmission time per byte.
@@ -62,6 +71,13 @@ pub(crate) struct World {
     pub log: Vec<Sent>,
     rng: rand_pcg::Pcg64Mcg,
     radio: Radio,
+    /// Nodes form a line and packets cross every node between their ends,
+    /// meeting the agent there as a relay ([`World::chain`]).
+    relay_mode: bool,
+    /// The neighbour the packet being handled came from.
+    previous_hop: Option<u32>,
+    /// Packets relays passed on, took, and dropped.
+    pub transit: [u64; 3],
 }
 
 struct Radio;
@@ -82,7 +98,7 @@ impl World {
             agents,
             queue: BinaryHeap::new(),
             seq: 0,
-            timers: vec![[Time::NEVER; MAX_TIMERS]; n],
+            scheduled: vec![Time::NEVER; n],
             link_free: Default::default(),
             delay: Duration::from_millis(10),
             // 1 Mbit/s.
@@ -97,7 +113,106 @@ impl World {
             log: Vec::new(),
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(7),
             radio: Radio,
+            relay_mode: false,
+            previous_hop: None,
+            transit: [0; 3],
         }
+    }
+
+    /// A line of nodes: `client` at node 0, `relays` at nodes 1..=k (each
+    /// sees every packet crossing its node through `Agent::on_transit`),
+    /// `server` at node k + 1. Packets travel hop by hop.
+    pub fn chain(
+        client: Box<dyn Agent>,
+        relays: Vec<Box<dyn Agent>>,
+        server: Box<dyn Agent>,
+        source: Vec<u8>,
+    ) -> World {
+        let mut agents = vec![client];
+        agents.extend(relays);
+        agents.push(server);
+        let mut w = World::new(agents, source);
+        w.relay_mode = true;
+        w
+    }
+
+    /// Put `packet` on the link from `node` toward `dst` (relay worlds: to
+    /// the neighbour on the line; otherwise straight to `dst`).
+    fn transmit(&mut self, node: u32, src: Addr, dst: Addr, packet: Vec<u8>) {
+        let next = if !self.relay_mode || node.abs_diff(dst.node) <= 1 {
+            dst.node
+        } else if dst.node > node {
+            node + 1
+        } else {
+            node - 1
+        };
+        let now = self.now;
+        let free = self.link_free.entry((node, next)).or_insert(now);
+        let depart = (*free).max(now) + Duration(self.per_byte.0 * packet.len() as u64);
+        *free = depart;
+        let dropped = (self.drop)(now, node, next, &packet);
+        self.log.push(Sent {
+            at: now,
+            from: node,
+            to: next,
+            packet: packet.clone(),
+            dropped,
+        });
+        if dropped {
+            return;
+        }
+        let at = depart + self.delay;
+        if self.relay_mode {
+            let ev = Ev::Hop {
+                node: next,
+                prev: node,
+                src,
+                dst,
+                packet,
+            };
+            self.push(at, ev);
+        } else if let Some(to) = self.addrs.iter().position(|a| *a == dst) {
+            self.push(
+                at,
+                Ev::Arrive {
+                    to,
+                    from: src,
+                    packet,
+                },
+            );
+        }
+    }
+
+    fn hop(&mut self, node: u32, prev: u32, src: Addr, dst: Addr, mut packet: Vec<u8>) {
+        self.previous_hop = Some(prev);
+        if node == dst.node {
+            if let Some(to) = self.addrs.iter().position(|a| *a == dst) {
+                self.with_agent(to, |a, c| a.on_packet(c, src, &packet));
+            }
+        } else {
+            let mut opts = TxOpts::default();
+            let mut verdict = crate::TransitVerdict::Forward;
+            self.with_agent(node as usize, |a, c| {
+                let mut t = crate::Transit {
+                    src,
+                    dst,
+                    previous_hop: prev,
+                    packet: &mut packet,
+                    opts: &mut opts,
+                };
+                verdict = a.on_transit(c, &mut t);
+            });
+            match verdict {
+                crate::TransitVerdict::Forward => {
+                    self.transit[0] += 1;
+                    self.previous_hop = None;
+                    self.transmit(node, src, dst, packet);
+                }
+                crate::TransitVerdict::Consumed => self.transit[1] += 1,
+                crate::TransitVerdict::Drop => self.transit[2] += 1,
+            }
+        }
+        self.previous_hop = None;
     }
 
     fn push(&mut self, at: Time, ev: Ev) {
@@ -109,6 +224,15 @@ impl World {
         let mut agent = std::mem::replace(&mut self.agents[i], Box::new(Dummy));
         let mut ctx = Ctx { w: self, me: i };
         f(agent.as_mut(), &mut ctx);
+        // The agent owns its timers: schedule an event at its earliest
+        // deadline unless one is already pending at or before it.
+        if let Some(at) = agent.poll_timeout() {
+            let at = at.max(self.now);
+            if at < self.scheduled[i] {
+                self.scheduled[i] = at;
+                self.push(at, Ev::Timer { agent: i, at });
+            }
+        }
         self.agents[i] = agent;
     }
 
@@ -130,12 +254,21 @@ impl World {
         self.now = t;
         match ev {
             Ev::Arrive { to, from, packet } => {
-                self.with_agent(to, |a, c| a.on_packet(c, from, &packet))
+                self.previous_hop = Some(from.node);
+                self.with_agent(to, |a, c| a.on_packet(c, from, &packet));
+                self.previous_hop = None;
             }
-            Ev::Timer { agent, id, at } => {
-                if self.timers[agent][id as usize] == at {
-                    self.timers[agent][id as usize] = Time::NEVER;
-                    self.with_agent(agent, |a, c| a.on_timer(c, TimerId(id)));
+            Ev::Hop {
+                node,
+                prev,
+                src,
+                dst,
+                packet,
+            } => self.hop(node, prev, src, dst, packet),
+            Ev::Timer { agent, at } => {
+                if self.scheduled[agent] == at {
+                    self.scheduled[agent] = Time::NEVER;
+                    self.expire(agent);
                 }
             }
         }
@@ -158,10 +291,14 @@ impl World {
         self.with_agent(to, |a, c| a.on_packet(c, from, packet));
     }
 
-    /// Fire agent `i`'s timer now, armed or not.
-    pub fn fire(&mut self, i: usize, id: u8) {
-        self.timers[i][id as usize] = Time::NEVER;
-        self.with_agent(i, |a, c| a.on_timer(c, TimerId(id)));
+    /// Let agent `i` handle its timers due now (none: it only re-polls).
+    pub fn expire(&mut self, i: usize) {
+        let now = self.now;
+        self.with_agent(i, |a, c| {
+            if a.poll_timeout().is_some_and(|t| t <= now) {
+                a.on_timeout(c)
+            }
+        });
     }
 
     /// Packets sent since the last call, dropping the log.
@@ -187,7 +324,10 @@ impl Agent for Dummy {
     }
     fn start(&mut self, _: &mut dyn Net) {}
     fn on_packet(&mut self, _: &mut dyn Net, _: Addr, _: &[u8]) {}
-    fn on_timer(&mut self, _: &mut dyn Net, _: TimerId) {}
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn on_timeout(&mut self, _: &mut dyn Net) {}
     fn stats(&self) -> &crate::stats::TransportStats {
         unimplemented!()
     }
@@ -210,45 +350,14 @@ impl Net for Ctx<'_> {
     }
     fn send(&mut self, to: Addr, packet: Vec<u8>, _opts: TxOpts) {
         let from = self.w.addrs[self.me];
-        let now = self.w.now;
-        let free = self.w.link_free.entry((from.node, to.node)).or_insert(now);
-        let depart = (*free).max(now) + Duration(self.w.per_byte.0 * packet.len() as u64);
-        *free = depart;
-        let dropped = (self.w.drop)(now, from.node, to.node, &packet);
-        self.w.log.push(Sent {
-            at: now,
-            from: from.node,
-            to: to.node,
-            packet: packet.clone(),
-            dropped,
-        });
-        if !dropped {
-            if let Some(ti) = self.w.addrs.iter().position(|a| *a == to) {
-                let at = depart + self.w.delay;
-                self.w.push(
-                    at,
-                    Ev::Arrive {
-                        to: ti,
-                        from,
-                        packet,
-                    },
-                );
-            }
-        }
+        self.w.transmit(from.node, from, to, packet);
     }
-    fn set_timer(&mut self, timer: TimerId, at: Time) {
-        self.w.timers[self.me][timer.0 as usize] = at;
-        self.w.push(
-            at,
-            Ev::Timer {
-                agent: self.me,
-                id: timer.0,
-                at,
-            },
-        );
+    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, _opts: TxOpts) {
+        let node = self.w.addrs[self.me].node;
+        self.w.transmit(node, from, to, packet);
     }
-    fn cancel_timer(&mut self, timer: TimerId) {
-        self.w.timers[self.me][timer.0 as usize] = Time::NEVER;
+    fn previous_hop(&self) -> Option<NodeId> {
+        self.w.previous_hop
     }
     fn rng(&mut self) -> &mut dyn rand_core::RngCore {
         &mut self.w.rng

@@ -8,8 +8,9 @@
 
 use joulenet_wire::udp::{UdpPacket, UdpRepr, HEADER_LEN};
 
-use crate::net::{Addr, Agent, AppRead, Net, TimerId, TransportEvent, TxOpts};
+use crate::net::{Addr, Agent, AppRead, Net, TransportEvent, TxOpts};
 use crate::stats::TransportStats;
+use crate::time::Time;
 
 /// Largest datagram payload the sender asks the application for.
 pub const MAX_PAYLOAD: usize = 1472;
@@ -71,7 +72,10 @@ impl Agent for UdpSender {
     fn on_packet(&mut self, _net: &mut dyn Net, _from: Addr, _packet: &[u8]) {
         self.stats.unexpected_dropped += 1;
     }
-    fn on_timer(&mut self, _net: &mut dyn Net, _timer: TimerId) {}
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn on_timeout(&mut self, _net: &mut dyn Net) {}
     fn on_app_ready(&mut self, net: &mut dyn Net) {
         self.drain_app(net);
     }
@@ -108,7 +112,10 @@ impl Agent for UdpReceiver {
         self.stats.bytes_received += (HEADER_LEN + p.payload().len()) as u64;
         net.deliver(p.payload());
     }
-    fn on_timer(&mut self, _net: &mut dyn Net, _timer: TimerId) {}
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn on_timeout(&mut self, _net: &mut dyn Net) {}
     fn stats(&self) -> &TransportStats {
         &self.stats
     }

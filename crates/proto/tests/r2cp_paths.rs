@@ -8,8 +8,8 @@ use std::collections::BinaryHeap;
 use joulenet_proto::r2cp::{PathSpec, R2cpConfig, R2cpReceiver, Scheduler, TokenBucket};
 use joulenet_proto::rcp::{RcpConfig, RcpSender};
 use joulenet_proto::{
-    Addr, Agent, AppRead, Duration, LinkInfo, Net, RadioControl, RadioMode, Route, Time, TimerId,
-    TransportEvent, TxOpts, MAX_TIMERS,
+    Addr, Agent, AppRead, Duration, LinkInfo, Net, RadioControl, RadioMode, Route, Time,
+    TransportEvent, TxOpts,
 };
 use rand_pcg::Pcg32;
 
@@ -20,7 +20,6 @@ fn byte(i: u64) -> u8 {
 struct Host {
     addr: Addr,
     now: Time,
-    timers: [Time; MAX_TIMERS],
     rng: Pcg32,
     outbox: Vec<(Addr, Vec<u8>)>,
     total: u64,
@@ -51,11 +50,11 @@ impl Net for Host {
     fn send(&mut self, to: Addr, packet: Vec<u8>, _: TxOpts) {
         self.outbox.push((to, packet));
     }
-    fn set_timer(&mut self, t: TimerId, at: Time) {
-        self.timers[t.0 as usize] = at;
+    fn send_as(&mut self, _from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        self.send(to, packet, opts)
     }
-    fn cancel_timer(&mut self, t: TimerId) {
-        self.timers[t.0 as usize] = Time::NEVER;
+    fn previous_hop(&self) -> Option<u32> {
+        None
     }
     fn rng(&mut self) -> &mut dyn rand_core::RngCore {
         &mut self.rng
@@ -132,7 +131,6 @@ impl Mesh {
         let host = |i: usize| Host {
             addr: Addr::new(i as u32, 5000),
             now: Time::ZERO,
-            timers: [Time::NEVER; MAX_TIMERS],
             rng: rand::SeedableRng::seed_from_u64(i as u64 + 7),
             outbox: Vec::new(),
             total: if i > 0 { bytes } else { 0 },
@@ -203,9 +201,7 @@ impl Mesh {
 
     fn step(&mut self) -> bool {
         let timer = (0..N)
-            .flat_map(|i| (0..MAX_TIMERS).map(move |k| (i, k)))
-            .map(|(i, k)| (self.hosts[i].timers[k], i, k))
-            .filter(|t| t.0 != Time::NEVER)
+            .filter_map(|i| Some((self.agents[i].poll_timeout()?.max(self.now), i)))
             .min();
         let pkt = self.wire.peek().map(|Reverse(p)| p.0);
         match (pkt, timer) {
@@ -218,11 +214,10 @@ impl Mesh {
                 self.flush(to);
                 true
             }
-            (_, Some((t, i, k))) => {
+            (_, Some((t, i))) => {
                 self.now = t;
                 self.hosts[i].now = t;
-                self.hosts[i].timers[k] = Time::NEVER;
-                self.agents[i].on_timer(&mut self.hosts[i], TimerId(k as u8));
+                self.agents[i].on_timeout(&mut self.hosts[i]);
                 self.flush(i);
                 true
             }

@@ -274,9 +274,9 @@ impl Connection {
 
     /// Fires due timers and wakes a paced source.
     pub fn poll(&mut self, now: Time) {
-        while let Some(id) = self.net.timers.pop_expired(now) {
+        if self.agent.poll_timeout().is_some_and(|t| t <= now) {
             self.net.begin_callback();
-            self.agent.on_timer(&mut self.net, id);
+            self.agent.on_timeout(&mut self.net);
             self.after_callback();
         }
         if self.net.source_pending {
@@ -325,7 +325,7 @@ impl Connection {
         } else {
             None
         };
-        match (self.net.timers.next(), app) {
+        match (self.agent.poll_timeout(), app) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }

@@ -9,7 +9,7 @@
 //! simulator's radio model ([`energy`]).
 //!
 //! How: [`net::RuntimeNet`] implements `joulenet_proto::Net` for one
-//! connection (monotonic ns since the connection's start, a 16-entry timer
+//! connection (monotonic ns since the connection's start, the agent's own timer
 //! table, an OS-seeded PCG stream, a queue of packets to send); a
 //! [`conn::Connection`] pairs it with an agent; the client and server event
 //! loops move framed datagrams ([`frame`]) with batched socket I/O ([`sock`]).

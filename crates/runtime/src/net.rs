@@ -6,73 +6,19 @@
 //! taken up, and reading the clock on every `now()` cost ~6% of a loopback
 //! flow's CPU;
 //! `send` queues the agent's packet for the driver (which frames and batches
-//! it onto the socket); timers live in a fixed table of
-//! [`joulenet_proto::MAX_TIMERS`] entries.
+//! it onto the socket); the agent owns its timers, and the connection asks
+//! it for its next deadline ([`joulenet_proto::Agent::poll_timeout`]).
 
 use std::time::Instant;
 
 use joulenet_proto::{
-    Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, Time, TimerId,
-    TransportEvent, TxOpts, MAX_TIMERS,
+    Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, Time, TransportEvent,
+    TxOpts,
 };
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::app::{AppSink, AppSource};
-
-/// The agent's timers: one deadline (or none) per `TimerId`.
-#[derive(Clone, Debug)]
-pub struct TimerTable {
-    at: [Time; MAX_TIMERS],
-    /// `set_timer` calls with an id outside the table (ignored, counted).
-    pub out_of_range: u64,
-}
-
-impl Default for TimerTable {
-    fn default() -> Self {
-        TimerTable {
-            at: [Time::NEVER; MAX_TIMERS],
-            out_of_range: 0,
-        }
-    }
-}
-
-impl TimerTable {
-    pub fn set(&mut self, id: TimerId, at: Time) {
-        match self.at.get_mut(id.0 as usize) {
-            // Time::NEVER is the "unset" mark; an agent asking for it disarms.
-            Some(slot) => *slot = at,
-            None => self.out_of_range += 1,
-        }
-    }
-    pub fn cancel(&mut self, id: TimerId) {
-        if let Some(slot) = self.at.get_mut(id.0 as usize) {
-            *slot = Time::NEVER;
-        }
-    }
-    pub fn get(&self, id: TimerId) -> Option<Time> {
-        self.at
-            .get(id.0 as usize)
-            .copied()
-            .filter(|t| !t.is_never())
-    }
-    /// The earliest deadline, if any timer is armed.
-    pub fn next(&self) -> Option<Time> {
-        self.at.iter().copied().filter(|t| !t.is_never()).min()
-    }
-    /// Disarms and returns the earliest timer due at or before `now`
-    /// (lowest id first among equal deadlines).
-    pub fn pop_expired(&mut self, now: Time) -> Option<TimerId> {
-        let (i, _) = self
-            .at
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !t.is_never() && **t <= now)
-            .min_by_key(|(i, t)| (**t, *i))?;
-        self.at[i] = Time::NEVER;
-        Some(TimerId(i as u8))
-    }
-}
 
 /// A radio that only records the mode an agent asks for (the runtime has no
 /// radio to switch); the energy estimate charges the recorded time.
@@ -104,7 +50,6 @@ pub struct RuntimeNet {
     /// The clock as read by the last `begin_callback`.
     now: Time,
     local: Addr,
-    pub timers: TimerTable,
     /// Agent packets waiting to be framed and sent.
     pub outbox: Vec<Vec<u8>>,
     pub outbox_dropped: u64,
@@ -129,7 +74,6 @@ impl RuntimeNet {
             start,
             now: Time::ZERO,
             local,
-            timers: TimerTable::default(),
             outbox: Vec::new(),
             outbox_dropped: 0,
             spare: Vec::new(),
@@ -190,11 +134,14 @@ impl Net for RuntimeNet {
     fn packet_buffer(&mut self) -> Vec<u8> {
         self.spare.pop().unwrap_or_else(|| Vec::with_capacity(2048))
     }
-    fn set_timer(&mut self, timer: TimerId, at: Time) {
-        self.timers.set(timer, at);
+    /// A two-party connection has no relays: the source address is the
+    /// connection's own, whatever the agent names.
+    fn send_as(&mut self, _from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        self.send(to, packet, opts)
     }
-    fn cancel_timer(&mut self, timer: TimerId) {
-        self.timers.cancel(timer);
+    /// Every datagram comes straight from the connection's peer.
+    fn previous_hop(&self) -> Option<NodeId> {
+        None
     }
     fn rng(&mut self) -> &mut dyn rand_core::RngCore {
         &mut self.rng
@@ -250,44 +197,6 @@ impl Net for RuntimeNet {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timer_table_orders_and_replaces() {
-        let mut t = TimerTable::default();
-        assert_eq!(t.next(), None);
-        t.set(TimerId(3), Time(30));
-        t.set(TimerId(1), Time(10));
-        t.set(TimerId(2), Time(10));
-        assert_eq!(t.next(), Some(Time(10)));
-        t.set(TimerId(1), Time(50)); // replaces
-        assert_eq!(t.get(TimerId(1)), Some(Time(50)));
-        assert_eq!(t.pop_expired(Time(5)), None);
-        assert_eq!(t.pop_expired(Time(40)), Some(TimerId(2)));
-        assert_eq!(t.pop_expired(Time(40)), Some(TimerId(3)));
-        assert_eq!(t.pop_expired(Time(40)), None);
-        t.cancel(TimerId(1));
-        t.cancel(TimerId(9)); // not armed: no-op
-        assert_eq!(t.next(), None);
-    }
-
-    #[test]
-    fn timer_ids_beyond_the_table_are_counted_not_panics() {
-        let mut t = TimerTable::default();
-        t.set(TimerId(200), Time(1));
-        t.cancel(TimerId(200));
-        assert_eq!(t.out_of_range, 1);
-        assert_eq!(t.get(TimerId(200)), None);
-        assert_eq!(t.next(), None);
-    }
-
-    #[test]
-    fn equal_deadlines_fire_lowest_id_first() {
-        let mut t = TimerTable::default();
-        t.set(TimerId(15), Time(7));
-        t.set(TimerId(0), Time(7));
-        assert_eq!(t.pop_expired(Time(7)), Some(TimerId(0)));
-        assert_eq!(t.pop_expired(Time(7)), Some(TimerId(15)));
-    }
 
     #[test]
     fn net_clock_is_monotonic_and_outbox_bounded() {

@@ -34,6 +34,14 @@ pub struct NodeState {
     /// Packets that arrived for a port with no agent, or had no route.
     pub unroutable: u64,
     pub forwarded: u64,
+    /// Relay agents living here, by relay class (made lazily).
+    pub relays: Vec<(u16, crate::event::AgentIndex)>,
+    /// Packets in transit that relays here passed on, took, and dropped.
+    pub transit_forwarded: u64,
+    pub transit_consumed: u64,
+    pub transit_dropped: u64,
+    /// Application calls by relays here (a relay has no application).
+    pub relay_app_calls: u64,
 }
 
 impl NodeState {
@@ -270,7 +278,8 @@ impl Core {
     }
 
     /// Route a frame one hop further from `node`.
-    pub fn forward(&mut self, node: NodeId, frame: Frame) {
+    pub fn forward(&mut self, node: NodeId, mut frame: Frame) {
+        frame.prev = node;
         let Some(frame) = self.medium_forward(node, frame) else {
             return;
         };

@@ -2,8 +2,8 @@
 //! its callbacks runs.
 
 use joulenet_proto::{
-    Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, Time, TimerId,
-    TransportEvent, TxOpts,
+    Addr, AppRead, LinkInfo, Net, NodeId, RadioControl, RadioMode, Route, Time, TransportEvent,
+    TxOpts,
 };
 
 use crate::core::Core;
@@ -13,6 +13,33 @@ use crate::frame::Frame;
 pub struct Ctx<'a> {
     pub core: &'a mut Core,
     pub ep: &'a mut Endpoint,
+    /// The neighbour the packet being handled came from, if any.
+    pub prev: Option<NodeId>,
+}
+
+impl Ctx<'_> {
+    fn send_frame(&mut self, src: Addr, to: Addr, packet: Vec<u8>, mut opts: TxOpts) {
+        if let Some(ac) = self.ep.access_class {
+            opts.access_class = ac;
+        }
+        let frame = Frame {
+            packet,
+            src,
+            dst: to,
+            opts,
+            sent_at: self.core.now,
+            hops: 0,
+            prev: self.ep.addr.node,
+            relay: self.ep.relay_class,
+        };
+        self.core.send_from(self.ep.addr.node, frame);
+    }
+
+    /// Relays have no application: what an agent would read or deliver
+    /// there is nobody's (a relay that calls them is counted, not crashed).
+    fn is_relay(&self) -> bool {
+        self.ep.side == crate::endpoint::Side::Relay
+    }
 }
 
 impl Net for Ctx<'_> {
@@ -24,32 +51,20 @@ impl Net for Ctx<'_> {
         self.ep.addr
     }
 
-    fn send(&mut self, to: Addr, packet: Vec<u8>, mut opts: TxOpts) {
-        if let Some(ac) = self.ep.access_class {
-            opts.access_class = ac;
-        }
-        let frame = Frame {
-            packet,
-            src: self.ep.addr,
-            dst: to,
-            opts,
-            sent_at: self.core.now,
-            hops: 0,
-        };
-        self.core.send_from(self.ep.addr.node, frame);
+    fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        self.send_frame(self.ep.addr, to, packet, opts);
+    }
+
+    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        self.send_frame(from, to, packet, opts);
+    }
+
+    fn previous_hop(&self) -> Option<NodeId> {
+        self.prev
     }
 
     fn packet_buffer(&mut self) -> Vec<u8> {
         self.core.buffer()
-    }
-
-    fn set_timer(&mut self, timer: TimerId, at: Time) {
-        let at = at.max(self.core.now);
-        self.ep.set_timer(&mut self.core.queue, timer.0, at);
-    }
-
-    fn cancel_timer(&mut self, timer: TimerId) {
-        self.ep.cancel_timer(timer.0);
     }
 
     fn rng(&mut self) -> &mut dyn rand::RngCore {
@@ -57,16 +72,28 @@ impl Net for Ctx<'_> {
     }
 
     fn app_read(&mut self, buf: &mut [u8]) -> AppRead {
+        if self.is_relay() {
+            self.core.nodes[self.ep.addr.node as usize].relay_app_calls += 1;
+            return AppRead::Finished;
+        }
         let log = &mut self.core.flows[self.ep.flow as usize].logs[self.ep.side as usize];
         self.ep.source.read(self.core.now, buf, log)
     }
 
     fn deliver(&mut self, data: &[u8]) {
+        if self.is_relay() {
+            self.core.nodes[self.ep.addr.node as usize].relay_app_calls += 1;
+            return;
+        }
         let log = &mut self.core.flows[self.ep.flow as usize].logs[1 - self.ep.side as usize];
         self.ep.sink.consume(self.core.now, data, log);
     }
 
     fn deliver_finished(&mut self) {
+        if self.is_relay() {
+            self.core.nodes[self.ep.addr.node as usize].relay_app_calls += 1;
+            return;
+        }
         self.ep.sink.finish(self.core.now);
         // A receive-only application closes its side when the peer is done.
         if self.ep.source.closes_with_peer() {

@@ -1,7 +1,7 @@
 //! The simulator's bookkeeping for one agent: address, timers, random
 //! stream, application, and connection milestones.
 
-use joulenet_proto::{Addr, Time, MAX_TIMERS};
+use joulenet_proto::{Addr, Time};
 use rand_pcg::Pcg64Mcg;
 
 use crate::app::{Sink, Source};
@@ -12,7 +12,8 @@ use crate::event::{AgentIndex, Event, EventQueue};
 pub enum Side {
     Client = 0,
     Server = 1,
-    /// The proxy in the middle of a split flow.
+    /// A relay on an intermediate node (see `crate::relays`): it has no
+    /// application of its own.
     Relay = 2,
 }
 
@@ -21,10 +22,10 @@ pub struct Endpoint {
     pub addr: Addr,
     pub flow: u32,
     pub side: Side,
-    /// When each timer should fire (`NEVER` when disarmed).
-    timers: [Time; MAX_TIMERS],
-    /// The time of the queue event currently pending for each timer.
-    scheduled: [Time; MAX_TIMERS],
+    /// The time of the timer event pending in the queue for this agent
+    /// (`NEVER`: none). The agent owns its deadlines; this only keeps one
+    /// event in the queue at or before the earliest.
+    scheduled: Time,
     pub rng: Pcg64Mcg,
     pub source: Source,
     pub sink: Sink,
@@ -40,6 +41,9 @@ pub struct Endpoint {
     pub hooks: crate::link_hooks::LinkHooks,
     /// The flow's access category, stamped on every packet it sends.
     pub access_class: Option<joulenet_proto::AccessClass>,
+    /// The relay class stamped on every packet it sends, if its protocol
+    /// runs relays.
+    pub relay_class: Option<u16>,
 }
 
 impl Endpoint {
@@ -56,8 +60,7 @@ impl Endpoint {
             addr,
             flow,
             side,
-            timers: [Time::NEVER; MAX_TIMERS],
-            scheduled: [Time::NEVER; MAX_TIMERS],
+            scheduled: Time::NEVER,
             rng,
             source,
             sink: Sink::default(),
@@ -68,44 +71,33 @@ impl Endpoint {
             app_ready_pending: false,
             hooks: Default::default(),
             access_class: None,
+            relay_class: None,
         }
     }
 
-    /// Arm a timer. Postponing an armed timer costs no queue operation: the
-    /// pending event finds the new time when it fires and re-schedules itself.
-    pub fn set_timer(&mut self, queue: &mut EventQueue, key: u8, at: Time) {
-        let k = key as usize % MAX_TIMERS;
-        self.timers[k] = at;
-        if at < self.scheduled[k] {
-            self.scheduled[k] = at;
-            queue.push(at, Event::Timer(self.index, k as u8));
-        }
-    }
-
-    pub fn cancel_timer(&mut self, key: u8) {
-        self.timers[key as usize % MAX_TIMERS] = Time::NEVER;
-    }
-
-    /// A timer event for `key` popped at `now`: true if the timer is due.
-    pub fn timer_due(&mut self, queue: &mut EventQueue, key: u8, now: Time) -> bool {
-        let k = key as usize;
-        if self.scheduled[k] != now {
-            return false; // superseded by an earlier event
-        }
-        self.scheduled[k] = Time::NEVER;
-        let at = self.timers[k];
-        if at == now {
-            self.timers[k] = Time::NEVER;
-            return true;
-        }
-        if !at.is_never() {
-            // Postponed (or moved earlier than this event, which cannot be:
-            // an earlier time would have been scheduled). Wait for it.
+    /// The agent's earliest deadline after a callback: make sure an event
+    /// is queued at or before it. Postponing a deadline (TCP does it on
+    /// every ACK) costs no queue operation: the pending event finds the
+    /// later deadline when it fires and re-schedules itself.
+    pub fn schedule_timer(&mut self, queue: &mut EventQueue, deadline: Option<Time>, now: Time) {
+        if let Some(at) = deadline {
             let at = at.max(now);
-            self.scheduled[k] = at;
-            queue.push(at, Event::Timer(self.index, key));
+            if at < self.scheduled {
+                self.scheduled = at;
+                queue.push(at, Event::Timer(self.index));
+            }
         }
-        false
+    }
+
+    /// A timer event popped at `now`: true if it is the one pending (not
+    /// superseded by an earlier one). The agent then handles what is due;
+    /// either way the next callback's `schedule_timer` re-arms.
+    pub fn timer_event(&mut self, now: Time) -> bool {
+        if self.scheduled != now {
+            return false;
+        }
+        self.scheduled = Time::NEVER;
+        true
     }
 }
 
@@ -125,52 +117,39 @@ mod tests {
         )
     }
 
-    fn fire_all(e: &mut Endpoint, q: &mut EventQueue) -> Vec<Time> {
-        let mut fired = vec![];
-        while let Some((t, ev)) = q.pop() {
-            if let Event::Timer(_, k) = ev {
-                if e.timer_due(q, k, t) {
-                    fired.push(t);
-                }
-            }
-        }
-        fired
-    }
-
     #[test]
-    fn postponed_timer_fires_once_at_the_new_time() {
+    fn postponing_a_deadline_pushes_nothing_and_the_event_finds_it_later() {
         let (mut e, mut q) = (ep(), EventQueue::new());
-        e.set_timer(&mut q, 0, Time(10));
-        e.set_timer(&mut q, 0, Time(30));
-        e.set_timer(&mut q, 0, Time(50));
+        e.schedule_timer(&mut q, Some(Time(10)), Time(0));
+        e.schedule_timer(&mut q, Some(Time(30)), Time(0));
+        e.schedule_timer(&mut q, Some(Time(50)), Time(0));
         assert_eq!(q.len(), 1, "postponing pushes nothing");
-        assert_eq!(fire_all(&mut e, &mut q), vec![Time(50)]);
-    }
-
-    #[test]
-    fn advanced_timer_fires_early_and_stale_event_is_ignored() {
-        let (mut e, mut q) = (ep(), EventQueue::new());
-        e.set_timer(&mut q, 0, Time(50));
-        e.set_timer(&mut q, 0, Time(20));
-        assert_eq!(fire_all(&mut e, &mut q), vec![Time(20)]);
-    }
-
-    #[test]
-    fn cancelled_timer_never_fires() {
-        let (mut e, mut q) = (ep(), EventQueue::new());
-        e.set_timer(&mut q, 3, Time(50));
-        e.cancel_timer(3);
-        assert!(fire_all(&mut e, &mut q).is_empty());
-    }
-
-    #[test]
-    fn rearm_to_the_same_instant_after_firing_fires_again() {
-        let (mut e, mut q) = (ep(), EventQueue::new());
-        e.set_timer(&mut q, 1, Time(10));
         let (t, ev) = q.pop().unwrap();
-        let Event::Timer(_, k) = ev else { panic!() };
-        assert!(e.timer_due(&mut q, k, t));
-        e.set_timer(&mut q, 1, Time(10));
-        assert_eq!(fire_all(&mut e, &mut q), vec![Time(10)]);
+        assert_eq!((t, ev), (Time(10), Event::Timer(0)));
+        assert!(e.timer_event(t), "the pending event fires");
+        // The agent finds nothing due at 10 and reports 50 again.
+        e.schedule_timer(&mut q, Some(Time(50)), t);
+        assert_eq!(q.pop(), Some((Time(50), Event::Timer(0))));
+    }
+
+    #[test]
+    fn an_earlier_deadline_supersedes_the_pending_event() {
+        let (mut e, mut q) = (ep(), EventQueue::new());
+        e.schedule_timer(&mut q, Some(Time(50)), Time(0));
+        e.schedule_timer(&mut q, Some(Time(20)), Time(0));
+        let (t, _) = q.pop().unwrap();
+        assert_eq!(t, Time(20));
+        assert!(e.timer_event(t));
+        let (t, _) = q.pop().unwrap();
+        assert!(!e.timer_event(t), "the event at 50 was superseded");
+    }
+
+    #[test]
+    fn no_deadline_no_event_and_a_past_one_fires_now() {
+        let (mut e, mut q) = (ep(), EventQueue::new());
+        e.schedule_timer(&mut q, None, Time(5));
+        assert_eq!(q.len(), 0);
+        e.schedule_timer(&mut q, Some(Time(1)), Time(5));
+        assert_eq!(q.pop(), Some((Time(5), Event::Timer(0))));
     }
 }

@@ -23,8 +23,8 @@ pub enum Event {
     Arrival(LinkIndex),
     /// A frame sent by a node to itself.
     Loopback,
-    /// An agent timer may be due.
-    Timer(AgentIndex, u8),
+    /// An agent's earliest timer deadline (it may have moved since).
+    Timer(AgentIndex),
     /// A flow's client and server start.
     FlowStart(u32),
     /// An application produces data, or reaches its stop time.

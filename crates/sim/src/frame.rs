@@ -1,7 +1,7 @@
 //! A packet in the simulated network, with the addressing a network header
 //! carries.
 
-use joulenet_proto::{Addr, NetworkHeader, Time, TxOpts};
+use joulenet_proto::{Addr, NetworkHeader, NodeId, Time, TxOpts};
 
 /// One transport packet on its way through the network. `packet` holds the
 /// real transport bytes the agent built; the network header is represented
@@ -18,6 +18,12 @@ pub struct Frame {
     /// Hops travelled over the shared medium (a hop limit ends routing
     /// loops while nodes' link-state views disagree).
     pub hops: u8,
+    /// The node that last sent it on (set as it leaves each node): the
+    /// previous hop an agent is told about.
+    pub prev: NodeId,
+    /// The relay class of the flow it belongs to, if its protocol runs
+    /// relays on intermediate nodes (see `crate::relays`).
+    pub relay: Option<u16>,
 }
 
 impl Frame {

@@ -30,6 +30,7 @@ pub mod pcap;
 pub mod protocols;
 pub mod protocols_r2cp;
 pub mod protocols_rcp;
+pub mod relays;
 pub mod result;
 pub mod rng;
 pub mod scenario;

@@ -1,8 +1,8 @@
 //! The protocols a scenario can name, how their options are read, and how
 //! their agents are made.
 
-use joulenet_proto::e2tcp::{E2tcpConfig, E2tcpReceiver, E2tcpSender, SplitProxy, WiredSide};
-use joulenet_proto::tcp::{DelayedAck, TcpAgent, TcpConfig, TcpVariant};
+use joulenet_proto::e2tcp::{split_proxy, E2tcpConfig, E2tcpReceiver, E2tcpSender, WiredSide};
+use joulenet_proto::tcp::{hop_by_hop_relay, DelayedAck, TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::udp::{UdpReceiver, UdpSender};
 use joulenet_proto::wwp::{WwpConfig, WwpReceiver, WwpSender};
 use joulenet_proto::{Addr, Agent, NodeId};
@@ -11,18 +11,26 @@ use toml::Value;
 use crate::scenario::reader::{Reader, Result};
 use crate::scenario::topology::node_ref;
 
-/// A split connection: a proxy on node `at` joins wired TCP and E2TCP.
+/// A split connection: a proxy on node `at` joins wired TCP and E2TCP
+/// through a relay buffer of `buffer` bytes.
 #[derive(Clone, Debug)]
 pub struct Split {
     pub at: NodeId,
     pub wired: TcpConfig,
     pub wired_side: WiredSide,
+    pub buffer: usize,
 }
+
+/// The split proxy's relay buffer unless `[flow.e2tcp] relay_buffer` says
+/// otherwise: a socket buffer's worth, as a base station's TCP would have.
+pub const DEFAULT_SPLIT_BUFFER: usize = 256 * 1024;
 
 /// A protocol with its configuration, as a flow in a scenario uses it.
 #[derive(Clone, Debug)]
 pub enum ProtocolSpec {
     Tcp(TcpConfig),
+    /// Hop-by-hop TCP: every node on the path terminates the connection.
+    HopByHopTcp(TcpConfig),
     Udp,
     Wwp(WwpConfig),
     E2tcp(E2tcpConfig, Option<Split>),
@@ -55,6 +63,10 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
     (
         "tcp-eln",
         "TCP-ELN: NewReno whose receiver marks ACKs of holes its link layer saw lost on the wireless hop; the sender resends those without a window cut",
+    ),
+    (
+        "hbh-tcp",
+        "hop-by-hop TCP (NewReno): every node on the path terminates the connection and opens the next hop, relay buffers sized like socket buffers (a Hop paper baseline)",
     ),
     (
         "udp",
@@ -101,6 +113,11 @@ impl ProtocolSpec {
             "udp" => return Some(ProtocolSpec::Udp),
             "wwp" => return Some(ProtocolSpec::Wwp(WwpConfig::default())),
             "e2tcp" => return Some(ProtocolSpec::E2tcp(E2tcpConfig::default(), None)),
+            "hbh-tcp" => {
+                return Some(ProtocolSpec::HopByHopTcp(TcpConfig::new(
+                    TcpVariant::NewReno,
+                )))
+            }
             "tcp-eln" => {
                 return Some(ProtocolSpec::Tcp(TcpConfig {
                     eln: true,
@@ -123,6 +140,7 @@ impl ProtocolSpec {
         match self {
             ProtocolSpec::Tcp(c) if c.eln => "tcp-eln",
             ProtocolSpec::Tcp(c) => c.variant.name(),
+            ProtocolSpec::HopByHopTcp(_) => "hbh-tcp",
             ProtocolSpec::Udp => "udp",
             ProtocolSpec::Wwp(_) => "wwp",
             ProtocolSpec::E2tcp(..) => "e2tcp",
@@ -131,10 +149,32 @@ impl ProtocolSpec {
         }
     }
 
-    /// The node of a split flow's proxy, if the flow is split.
-    pub fn relay(&self) -> Option<NodeId> {
+    /// The relays the protocol runs on intermediate nodes, if any
+    /// (`crate::relays`).
+    pub fn relay(&self) -> Option<crate::relays::RelaySpec> {
+        use crate::relays::{RelayNodes, RelaySpec};
         match self {
-            ProtocolSpec::E2tcp(_, Some(split)) => Some(split.at),
+            ProtocolSpec::E2tcp(c, Some(split)) => {
+                let (c, split) = (c.clone(), split.clone());
+                Some(RelaySpec {
+                    nodes: RelayNodes::Only(vec![split.at]),
+                    make: Box::new(move || {
+                        Box::new(split_proxy(
+                            c.clone(),
+                            split.wired.clone(),
+                            split.wired_side,
+                            split.buffer,
+                        ))
+                    }),
+                })
+            }
+            ProtocolSpec::HopByHopTcp(c) => {
+                let c = c.clone();
+                Some(RelaySpec {
+                    nodes: RelayNodes::Every,
+                    make: Box::new(move || Box::new(hop_by_hop_relay(c.clone()))),
+                })
+            }
             _ => None,
         }
     }
@@ -221,7 +261,7 @@ impl ProtocolSpec {
                     t.finish()?;
                 }
             }
-            ProtocolSpec::Tcp(c) => {
+            ProtocolSpec::Tcp(c) | ProtocolSpec::HopByHopTcp(c) => {
                 if let Some(t) = flow.table("tcp")? {
                     tcp_options(&t, c)?;
                     t.finish()?;
@@ -239,7 +279,8 @@ impl ProtocolSpec {
     }
 
     /// Make the client (sending) and server (receiving) agents of a flow.
-    /// A split flow's client talks to the proxy (see [`Self::relay_agent`]).
+    /// A split flow's ends address each other; its proxy is a relay
+    /// ([`Self::relay`]).
     pub fn agents(&self, client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
         let _ = client;
         match self {
@@ -251,20 +292,19 @@ impl ProtocolSpec {
                 Box::new(E2tcpSender::new(c.clone(), server)),
                 Box::new(E2tcpReceiver::new(c.clone())),
             ),
-            ProtocolSpec::E2tcp(c, Some(split)) => {
-                let relay = Addr::new(split.at, server.port);
-                match split.wired_side {
-                    WiredSide::Client => (
-                        Box::new(TcpAgent::client(split.wired.clone(), relay)),
-                        Box::new(E2tcpReceiver::new(c.clone())),
-                    ),
-                    WiredSide::Server => (
-                        Box::new(E2tcpSender::new(c.clone(), relay)),
-                        Box::new(TcpAgent::server(split.wired.clone())),
-                    ),
-                }
-            }
-            ProtocolSpec::Tcp(config) => (
+            // The ends address each other; the base station's relay takes
+            // the flow over as it crosses (`Self::relay`).
+            ProtocolSpec::E2tcp(c, Some(split)) => match split.wired_side {
+                WiredSide::Client => (
+                    Box::new(TcpAgent::client(split.wired.clone(), server)),
+                    Box::new(E2tcpReceiver::new(c.clone())),
+                ),
+                WiredSide::Server => (
+                    Box::new(E2tcpSender::new(c.clone(), server)),
+                    Box::new(TcpAgent::server(split.wired.clone())),
+                ),
+            },
+            ProtocolSpec::Tcp(config) | ProtocolSpec::HopByHopTcp(config) => (
                 Box::new(TcpAgent::client(config.clone(), server)),
                 Box::new(TcpAgent::server(config.clone())),
             ),
@@ -275,24 +315,6 @@ impl ProtocolSpec {
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::agents(c, server),
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::agents(s, client),
         }
-    }
-
-    /// The proxy agent of a split flow, bound at `relay`, relaying to `server`.
-    pub fn relay_agent(&self, server: Addr) -> Option<Box<dyn Agent>> {
-        let ProtocolSpec::E2tcp(c, Some(split)) = self else {
-            return None;
-        };
-        let (up, down): (Box<dyn Agent>, Box<dyn Agent>) = match split.wired_side {
-            WiredSide::Client => (
-                Box::new(TcpAgent::server(split.wired.clone())),
-                Box::new(E2tcpSender::new(c.clone(), server)),
-            ),
-            WiredSide::Server => (
-                Box::new(E2tcpReceiver::new(c.clone())),
-                Box::new(TcpAgent::client(split.wired.clone(), server)),
-            ),
-        };
-        Some(Box::new(SplitProxy::new(up, down, server)))
     }
 }
 
@@ -381,7 +403,7 @@ fn e2tcp_options(t: &Reader, c: &mut E2tcpConfig, names: &[String]) -> Result<Op
     }
     c.validate().map_err(|e| t.error("max_window", e))?;
     if !t.has("split_at") {
-        for k in ["wired", "wired_side"] {
+        for k in ["wired", "wired_side", "relay_buffer"] {
             if t.has(k) {
                 return Err(t.error(k, "only meaningful with `split_at`"));
             }
@@ -405,10 +427,20 @@ fn e2tcp_options(t: &Reader, c: &mut E2tcpConfig, names: &[String]) -> Result<Op
             ))
         }
     };
+    let buffer = t
+        .size("relay_buffer")?
+        .map_or(Ok(DEFAULT_SPLIT_BUFFER), |b| {
+            if (1024..=1 << 30).contains(&b) {
+                Ok(b as usize)
+            } else {
+                Err(t.error("relay_buffer", "must be between 1 KB and 1 GB"))
+            }
+        })?;
     Ok(Some(Split {
         at,
         wired: TcpConfig::new(variant),
         wired_side,
+        buffer,
     }))
 }
 

@@ -34,8 +34,11 @@ pub struct Simulation {
     pub(crate) endpoints: Vec<Endpoint>,
     /// Per flow: (client agent, server agent).
     pub(crate) flow_agents: Vec<(AgentIndex, AgentIndex)>,
-    /// Per flow: the proxy agent of a split flow.
-    pub(crate) flow_relays: Vec<Option<AgentIndex>>,
+    /// Protocol configurations whose flows run relays (`crate::relays`).
+    pub(crate) relay_classes: Vec<crate::relays::RelayClass>,
+    /// Relay agents made so far (names each one's random stream).
+    pub(crate) relays_made: u64,
+    pub(crate) streams: Streams,
     /// Per flow: further agents the protocol needs (R²CP's other senders).
     pub(crate) flow_extra: Vec<Vec<AgentIndex>>,
     pub(crate) radio_profiles: Vec<RadioProfile>,
@@ -132,7 +135,9 @@ impl Simulation {
             agents: Vec::new(),
             endpoints: Vec::new(),
             flow_agents: Vec::new(),
-            flow_relays: Vec::new(),
+            relay_classes: Vec::new(),
+            relays_made: 0,
+            streams,
             flow_extra: Vec::new(),
             radio_profiles,
             open: 0,
@@ -179,24 +184,12 @@ impl Simulation {
             if !flow.background {
                 sim.open += 2;
             }
-            // A split flow's proxy: it must close too before the run ends.
-            let relay = match (flow.protocol.relay(), flow.protocol.relay_agent(server)) {
-                (Some(node), Some(agent)) => {
-                    let ri = sim.add_agent(
-                        &mut core,
-                        agent,
-                        (Addr::new(node, flow.port), f as u32, Side::Relay),
-                        Source::receive_only(),
-                        &streams,
-                    );
-                    if !flow.background {
-                        sim.open += 1;
-                    }
-                    Some(ri)
-                }
-                _ => None,
-            };
-            sim.flow_relays.push(relay);
+            // Relays on the way: every packet the flow's ends send carries
+            // the class, so the nodes it crosses meet the protocol's relay.
+            if let Some(class) = sim.relay_class_of(f as u32) {
+                sim.endpoints[ci as usize].relay_class = Some(class);
+                sim.endpoints[si as usize].relay_class = Some(class);
+            }
             sim.flow_agents.push((ci, si));
             let mut extra = Vec::new();
             for (k, (addr, agent)) in flow.protocol.extra_agents(client).into_iter().enumerate() {
@@ -343,11 +336,17 @@ impl Simulation {
                     self.receive(frame.dst.node, frame);
                 }
             }
-            Event::Timer(a, key) => {
+            Event::Timer(a) => {
                 let now = self.core.now;
-                if self.endpoints[a as usize].timer_due(&mut self.core.queue, key, now) {
+                if self.endpoints[a as usize].timer_event(now) {
+                    let due = self.agents[a as usize]
+                        .poll_timeout()
+                        .is_some_and(|t| t <= now);
+                    // Not due (postponed): the dispatch only re-arms.
                     self.dispatch(a, |agent, ctx| {
-                        agent.on_timer(ctx, joulenet_proto::TimerId(key))
+                        if due {
+                            agent.on_timeout(ctx)
+                        }
                     });
                 }
             }
@@ -360,7 +359,7 @@ impl Simulation {
             Event::Corrupted => {
                 if let Some(frame) = self.core.eln.pop() {
                     if let Some(a) = self.core.agent_at(frame.dst) {
-                        self.dispatch(a, |agent, ctx| agent.on_overheard(ctx, &frame.packet));
+                        self.dispatch(a, |agent, ctx| agent.on_link_loss(ctx, &frame.packet));
                     }
                     self.core.recycle(frame.packet);
                 }
@@ -368,8 +367,14 @@ impl Simulation {
         }
     }
 
-    pub(crate) fn receive(&mut self, node: NodeId, frame: crate::frame::Frame) {
+    pub(crate) fn receive(&mut self, node: NodeId, mut frame: crate::frame::Frame) {
         if frame.dst.node != node {
+            if let Some(class) = frame.relay {
+                match self.transit(node, class, frame) {
+                    crate::relays::Passage::Forward(f) => frame = f,
+                    crate::relays::Passage::Ended => return,
+                }
+            }
             self.core.nodes[node as usize].forwarded += 1;
             self.core.forward(node, frame);
             return;
@@ -377,7 +382,10 @@ impl Simulation {
         match self.core.agent_at(frame.dst) {
             Some(a) => {
                 let from = frame.src;
-                self.dispatch(a, |agent, ctx| agent.on_packet(ctx, from, &frame.packet));
+                let prev = (frame.prev != node).then_some(frame.prev);
+                self.dispatch_from(a, prev, |agent, ctx| {
+                    agent.on_packet(ctx, from, &frame.packet)
+                });
                 self.core.recycle(frame.packet);
             }
             None => {
@@ -394,9 +402,6 @@ impl Simulation {
             self.schedule_app_wake(a);
         }
         self.dispatch(server, |agent, ctx| agent.start(ctx));
-        if let Some(relay) = self.flow_relays[f as usize] {
-            self.dispatch(relay, |agent, ctx| agent.start(ctx));
-        }
         self.dispatch(client, |agent, ctx| agent.start(ctx));
         self.schedule_app_wake(client);
     }
@@ -418,6 +423,16 @@ impl Simulation {
 
     /// Run one agent callback with its context, then settle what it left.
     pub(crate) fn dispatch(&mut self, a: AgentIndex, f: impl FnOnce(&mut dyn Agent, &mut Ctx)) {
+        self.dispatch_from(a, None, f)
+    }
+
+    /// [`Self::dispatch`] for a packet that came from neighbour `prev`.
+    pub(crate) fn dispatch_from(
+        &mut self,
+        a: AgentIndex,
+        prev: Option<NodeId>,
+        f: impl FnOnce(&mut dyn Agent, &mut Ctx),
+    ) {
         let ep = &mut self.endpoints[a as usize];
         if !self.core.nodes[ep.addr.node as usize].alive() {
             return;
@@ -429,11 +444,18 @@ impl Simulation {
         let mut ctx = Ctx {
             core: &mut self.core,
             ep,
+            prev,
         };
         f(agent, &mut ctx);
         if ctx.ep.app_ready_pending {
             ctx.ep.app_ready_pending = false;
+            ctx.prev = None;
             agent.on_app_ready(&mut ctx);
+        }
+        let now = self.core.now;
+        ep.schedule_timer(&mut self.core.queue, agent.poll_timeout(), now);
+        if ep.side == Side::Relay {
+            return self.forget_if_idle(a);
         }
         if !ep.done && agent.is_closed() {
             ep.done = true;

@@ -17,7 +17,7 @@ mod tests;
 pub mod window;
 
 pub use config::E2tcpConfig;
-pub use proxy::{SplitProxy, WiredSide};
+pub use proxy::{split_proxy, WiredSide};
 pub use receiver::E2tcpReceiver;
 pub use sender::{E2tcpSender, E2tcpState};
 

@@ -5,9 +5,10 @@ use joulenet_wire::e2tcp::{E2tcpRepr, MAX_SACK};
 
 use super::config::E2tcpConfig;
 use super::{finish_header, tx_opts, unwrap, PROTOCOL};
-use crate::net::{Addr, Agent, Net, TimerId, TransportEvent};
+use crate::net::{Addr, Agent, Net, TransportEvent};
 use crate::stats::TransportStats;
 use crate::tcp::reassembly::Reassembly;
+use crate::time::Time;
 
 pub struct E2tcpReceiver {
     cfg: E2tcpConfig,
@@ -85,6 +86,13 @@ impl E2tcpReceiver {
         if end <= self.rcv_nxt {
             return;
         }
+        if net.app_room().is_some() {
+            // A bounded application (a relay's buffer): what does not fit
+            // waits here, unacknowledged, and holds the sender's window.
+            self.held.insert(off, data);
+            self.held.deliver_ready(&mut self.rcv_nxt, net);
+            return;
+        }
         if off <= self.rcv_nxt {
             net.deliver(&data[(self.rcv_nxt - off) as usize..]);
             self.rcv_nxt = end;
@@ -148,7 +156,25 @@ impl Agent for E2tcpReceiver {
         self.send_ack(net, false);
     }
 
-    fn on_timer(&mut self, _net: &mut dyn Net, _timer: TimerId) {}
+    /// The application made room: deliver what waited for it.
+    fn on_app_ready(&mut self, net: &mut dyn Net) {
+        if self.closed || self.held.deliver_ready(&mut self.rcv_nxt, net) == 0 {
+            return;
+        }
+        if self.fin_at == Some(self.rcv_nxt) {
+            self.closed = true;
+            net.deliver_finished();
+            net.event(TransportEvent::Closed);
+        }
+        self.send_ack(net, false);
+    }
+
+    /// The receiver answers every data packet at once: it has no timer.
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    fn on_timeout(&mut self, _net: &mut dyn Net) {}
 
     fn stats(&self) -> &TransportStats {
         &self.stats

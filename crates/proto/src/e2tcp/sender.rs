@@ -12,6 +12,7 @@ use crate::net::{Addr, Agent, AppRead, Net, TimerId, TransportEvent};
 use crate::stats::TransportStats;
 use crate::tcp::rtt::RttEstimator;
 use crate::time::{Duration, Time};
+use crate::timer::TimerTable;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum E2tcpState {
@@ -43,6 +44,8 @@ impl Segment {
 }
 
 pub struct E2tcpSender {
+    /// This agent's timers (`super::timer`/`timers` names them).
+    timers: TimerTable,
     cfg: E2tcpConfig,
     peer: Addr,
     conn_id: u8,
@@ -90,6 +93,7 @@ impl E2tcpSender {
             consecutive_timeouts: 0,
             last_class: AckClass::Clean,
             stats: TransportStats::default(),
+            timers: TimerTable::new(),
         }
     }
 
@@ -132,7 +136,7 @@ impl E2tcpSender {
         }
         self.syn_sent_at = net.now();
         let t = net.now() + self.rtt.rto();
-        net.set_timer(timers::TRANSMIT, t);
+        self.timers.set(timers::TRANSMIT, t);
     }
 
     /// The SYN-ACK arrived. RFC 6298 §2/§3: the opening exchange may give
@@ -143,7 +147,7 @@ impl E2tcpSender {
         if !self.syn_retransmitted {
             self.rtt_sample(net.now().saturating_since(self.syn_sent_at));
         }
-        net.cancel_timer(timers::TRANSMIT);
+        self.timers.cancel(timers::TRANSMIT);
         self.consecutive_timeouts = 0;
         self.state = E2tcpState::Established;
         net.event(TransportEvent::Established);
@@ -169,9 +173,9 @@ impl E2tcpSender {
             net.send(self.peer, p, tx_opts(&self.cfg));
         }
         self.fin_sent_at = net.now();
-        net.cancel_timer(timers::RETRANSMIT);
+        self.timers.cancel(timers::RETRANSMIT);
         let t = net.now() + self.rtt.rto();
-        net.set_timer(timers::TRANSMIT, t);
+        self.timers.set(timers::TRANSMIT, t);
     }
 
     fn send_segment(&mut self, net: &mut dyn Net, off: u64, retransmission: bool) {
@@ -249,11 +253,11 @@ impl E2tcpSender {
             self.send_fin(net);
             return;
         }
-        self.arm_timers(net);
+        self.arm_timers();
     }
 
     /// Each timer runs from the newest in-flight sending of its kind.
-    fn arm_timers(&mut self, net: &mut dyn Net) {
+    fn arm_timers(&mut self) {
         let rto = self.rtt.rto();
         for (timer, retx) in [(timers::TRANSMIT, false), (timers::RETRANSMIT, true)] {
             let newest = self
@@ -263,8 +267,8 @@ impl E2tcpSender {
                 .map(|s| s.sent_at)
                 .max();
             match newest {
-                Some(t) => net.set_timer(timer, t + rto),
-                None => net.cancel_timer(timer),
+                Some(t) => self.timers.set(timer, t + rto),
+                None => self.timers.cancel(timer),
             }
         }
     }
@@ -275,7 +279,7 @@ impl E2tcpSender {
         };
         if self.state == E2tcpState::FinSent {
             if ack > self.snd_nxt {
-                net.cancel_timer(timers::TRANSMIT);
+                self.timers.cancel(timers::TRANSMIT);
                 self.state = E2tcpState::Done;
                 net.event(TransportEvent::Closed);
             }
@@ -363,8 +367,8 @@ impl E2tcpSender {
         self.consecutive_timeouts += 1;
         if self.consecutive_timeouts > self.cfg.max_timeouts {
             self.state = E2tcpState::Done;
-            net.cancel_timer(timers::TRANSMIT);
-            net.cancel_timer(timers::RETRANSMIT);
+            self.timers.cancel(timers::TRANSMIT);
+            self.timers.cancel(timers::RETRANSMIT);
             net.event(TransportEvent::Aborted);
             return;
         }
@@ -420,11 +424,13 @@ impl Agent for E2tcpSender {
         }
     }
 
-    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
-        match timer {
-            timers::TRANSMIT => self.on_timeout(net, false),
-            timers::RETRANSMIT => self.on_timeout(net, true),
-            _ => {}
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(timer) = self.timers.pop_expired(net.now()) {
+            self.on_timer(net, timer);
         }
     }
 
@@ -448,5 +454,15 @@ impl Agent for E2tcpSender {
 
     fn is_closed(&self) -> bool {
         self.state == E2tcpState::Done
+    }
+}
+
+impl E2tcpSender {
+    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
+        match timer {
+            timers::TRANSMIT => self.on_timeout(net, false),
+            timers::RETRANSMIT => self.on_timeout(net, true),
+            _ => {}
+        }
     }
 }

@@ -451,35 +451,32 @@ proptest! {
 }
 
 /// Node 0 the source, node 1 the base station, node 2 the sink. Download:
-/// 0 is a wired TCP host and 2 the mobile; upload: 0 is the mobile.
-fn split_world(bytes: usize, download: bool) -> World {
+/// 0 is a wired TCP host and 2 the mobile; upload: 0 is the mobile. The ends
+/// address each other; the base station's relay takes the flow over as it
+/// crosses, with a relay buffer of `buffer` bytes.
+fn split_world_with(bytes: usize, download: bool, buffer: usize) -> World {
     let tcp = TcpConfig::new(TcpVariant::NewReno);
     let e2 = E2tcpConfig::default();
-    let proxy_addr = Addr::new(1, 1);
     let server = Addr::new(2, 1);
-    type Four = (
-        Box<dyn Agent>,
-        Box<dyn Agent>,
-        Box<dyn Agent>,
-        Box<dyn Agent>,
-    );
-    let (client, up, down, sink): Four = if download {
+    let (client, sink, side): (Box<dyn Agent>, Box<dyn Agent>, WiredSide) = if download {
         (
-            Box::new(TcpAgent::client(tcp.clone(), proxy_addr)),
-            Box::new(TcpAgent::server(tcp)),
-            Box::new(E2tcpSender::new(e2.clone(), server)),
-            Box::new(E2tcpReceiver::new(e2)),
+            Box::new(TcpAgent::client(tcp.clone(), server)),
+            Box::new(E2tcpReceiver::new(e2.clone())),
+            WiredSide::Client,
         )
     } else {
         (
-            Box::new(E2tcpSender::new(e2.clone(), proxy_addr)),
-            Box::new(E2tcpReceiver::new(e2)),
-            Box::new(TcpAgent::client(tcp.clone(), server)),
-            Box::new(TcpAgent::server(tcp)),
+            Box::new(E2tcpSender::new(e2.clone(), server)),
+            Box::new(TcpAgent::server(tcp.clone())),
+            WiredSide::Server,
         )
     };
-    let proxy = SplitProxy::new(up, down, server);
-    World::new(vec![client, Box::new(proxy), sink], pattern(bytes))
+    let proxy = split_proxy(e2, tcp, side, buffer);
+    World::chain(client, vec![Box::new(proxy)], sink, pattern(bytes))
+}
+
+fn split_world(bytes: usize, download: bool) -> World {
+    split_world_with(bytes, download, 64 * 1024)
 }
 
 #[test]

@@ -12,6 +12,7 @@ use crate::stats::TransportStats;
 use crate::tcp::reassembly::Reassembly;
 use crate::tcp::seq::SeqSpace;
 use crate::time::{Duration, Time};
+use crate::timer::TimerTable;
 
 /// How a pipe with room is given data.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -83,18 +84,22 @@ impl Default for R2cpConfig {
     }
 }
 
-/// Most pipes one connection opens over its life (two timers each).
-pub const MAX_PIPES: usize = 7;
+/// Most pipes one connection opens over its life (two timers each, so the
+/// timer ids stay within `u16`): a bound against a path flapping for ever,
+/// far above what handoffs and migrations need.
+pub const MAX_PIPES: usize = 4096;
 const POLL: TimerId = TimerId(0);
 const TOKENS: TimerId = TimerId(1);
 fn handshake_timer(k: usize) -> TimerId {
-    TimerId(2 + 2 * k as u8)
+    TimerId(2 + 2 * k as u16)
 }
 fn rto_timer(k: usize) -> TimerId {
-    TimerId(3 + 2 * k as u8)
+    TimerId(3 + 2 * k as u16)
 }
 
 pub struct R2cpReceiver {
+    /// POLL, TOKENS, then a handshake and an RTO timer per pipe.
+    timers: TimerTable,
     cfg: R2cpConfig,
     port: u16,
     pipes: Vec<Pipe>,
@@ -149,6 +154,7 @@ impl R2cpReceiver {
             arrivals: 0,
             arrivals_buffer_75: 0,
             stats: TransportStats::default(),
+            timers: TimerTable::new(),
         }
     }
 
@@ -192,7 +198,7 @@ impl R2cpReceiver {
                 _ => {}
             }
         }
-        net.set_timer(POLL, net.now() + self.cfg.poll);
+        self.timers.set(POLL, net.now() + self.cfg.poll);
     }
 
     fn open_pipe(&mut self, net: &mut dyn Net, path: usize) {
@@ -204,14 +210,14 @@ impl R2cpReceiver {
         self.pipes.push(pipe);
         self.path_pipe[path] = Some(k);
         let at = net.now() + self.pipes[k].rtt.rto();
-        net.set_timer(handshake_timer(k), at);
+        self.timers.set(handshake_timer(k), at);
     }
 
     /// The pipe's path went down: its requests go back to the engine.
     fn kill_pipe(&mut self, net: &mut dyn Net, k: usize) {
         self.pipes[k].state = PipeState::Dead;
-        net.cancel_timer(handshake_timer(k));
-        net.cancel_timer(rto_timer(k));
+        self.timers.cancel(handshake_timer(k));
+        self.timers.cancel(rto_timer(k));
         let lost = self.pipes[k].unbind_all();
         self.return_holes(k, lost);
         self.fill_all(net, None);
@@ -231,7 +237,7 @@ impl R2cpReceiver {
     fn on_established(&mut self, net: &mut dyn Net, k: usize) {
         self.pipes[k].state = PipeState::Open;
         self.pipes[k].tries = 0;
-        net.cancel_timer(handshake_timer(k));
+        self.timers.cancel(handshake_timer(k));
         if self.pipes.iter().filter(|p| p.alive()).count() == 1 {
             net.event(TransportEvent::Established);
         }
@@ -268,7 +274,7 @@ impl R2cpReceiver {
         for k in order {
             self.fill(net, k);
         }
-        self.retire(net);
+        self.retire();
         if let Some(tb) = self
             .cfg
             .token_bucket
@@ -276,7 +282,7 @@ impl R2cpReceiver {
         {
             let need = (self.mss() as f64 - self.tokens).max(1.0);
             let wait = Duration::from_secs_f64(need * 8.0 / tb.rate_bps.max(1) as f64);
-            net.set_timer(TOKENS, net.now() + wait);
+            self.timers.set(TOKENS, net.now() + wait);
         }
     }
 
@@ -286,11 +292,11 @@ impl R2cpReceiver {
             || self.end.is_none_or(|e| self.frontier < e)
     }
 
-    fn retire(&mut self, net: &mut dyn Net) {
+    fn retire(&mut self) {
         for k in 0..self.pipes.len() {
             if self.pipes[k].state == PipeState::Retiring && self.pipes[k].reqs.is_empty() {
                 self.pipes[k].state = PipeState::Dead;
-                net.cancel_timer(rto_timer(k));
+                self.timers.cancel(rto_timer(k));
             }
         }
     }
@@ -469,7 +475,7 @@ impl R2cpReceiver {
     fn arm_rto(&mut self, net: &mut dyn Net, k: usize) {
         let at = net.now() + self.pipes[k].rtt.rto();
         self.pipes[k].rto_deadline = Some(at);
-        net.set_timer(rto_timer(k), at);
+        self.timers.set(rto_timer(k), at);
     }
 
     fn on_data(&mut self, net: &mut dyn Net, k: usize, r: &RcpRepr, payload: &[u8]) {
@@ -527,7 +533,7 @@ impl R2cpReceiver {
                 }
                 if self.pipes[k].reqs.is_empty() {
                     self.pipes[k].rto_deadline = None;
-                    net.cancel_timer(rto_timer(k));
+                    self.timers.cancel(rto_timer(k));
                 } else {
                     self.arm_rto(net, k);
                 }
@@ -573,14 +579,14 @@ impl R2cpReceiver {
     fn finish(&mut self, net: &mut dyn Net) {
         self.finished = true;
         net.deliver_finished();
-        net.cancel_timer(POLL);
-        net.cancel_timer(TOKENS);
+        self.timers.cancel(POLL);
+        self.timers.cancel(TOKENS);
         self.send_fins(net);
     }
 
     fn send_fins(&mut self, net: &mut dyn Net) {
         for k in 0..self.pipes.len() {
-            net.cancel_timer(rto_timer(k));
+            self.timers.cancel(rto_timer(k));
             let p = &mut self.pipes[k];
             if p.alive() && !p.fin_acked {
                 p.fin_sent = true;
@@ -588,7 +594,7 @@ impl R2cpReceiver {
                 self.pipes[k].send(net, self.port, r, &mut self.stats);
             }
         }
-        net.set_timer(TOKENS, net.now() + Duration::from_secs(1));
+        self.timers.set(TOKENS, net.now() + Duration::from_secs(1));
     }
 
     fn maybe_close(&mut self, net: &mut dyn Net) {
@@ -684,42 +690,13 @@ impl Agent for R2cpReceiver {
         }
     }
 
-    fn on_timer(&mut self, net: &mut dyn Net, t: TimerId) {
-        match t {
-            POLL => self.poll_paths(net),
-            TOKENS if self.finished => {
-                self.close_tries += 1;
-                if self.close_tries >= 3 {
-                    for p in &mut self.pipes {
-                        p.fin_acked = true;
-                    }
-                    self.maybe_close(net);
-                } else if !self.closed {
-                    self.send_fins(net);
-                }
-            }
-            TOKENS => self.fill_all(net, None),
-            TimerId(i) if i >= 2 && ((i - 2) / 2) < self.pipes.len() as u8 => {
-                let k = ((i - 2) / 2) as usize;
-                if i % 2 == 0 {
-                    if self.pipes[k].state == PipeState::Opening {
-                        let p = &mut self.pipes[k];
-                        p.tries += 1;
-                        if p.tries > self.cfg.rcp.max_consecutive_rtos {
-                            p.state = PipeState::Dead;
-                            return;
-                        }
-                        p.rtt.back_off();
-                        let syn = p.syn();
-                        let at = net.now() + p.rtt.rto();
-                        self.pipes[k].send(net, self.port, syn, &mut self.stats);
-                        net.set_timer(handshake_timer(k), at);
-                    }
-                } else {
-                    self.on_rto(net, k);
-                }
-            }
-            _ => {}
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(timer) = self.timers.pop_expired(net.now()) {
+            self.on_timer(net, timer);
         }
     }
 
@@ -748,5 +725,46 @@ impl Agent for R2cpReceiver {
 
     fn is_closed(&self) -> bool {
         self.closed
+    }
+}
+
+impl R2cpReceiver {
+    fn on_timer(&mut self, net: &mut dyn Net, t: TimerId) {
+        match t {
+            POLL => self.poll_paths(net),
+            TOKENS if self.finished => {
+                self.close_tries += 1;
+                if self.close_tries >= 3 {
+                    for p in &mut self.pipes {
+                        p.fin_acked = true;
+                    }
+                    self.maybe_close(net);
+                } else if !self.closed {
+                    self.send_fins(net);
+                }
+            }
+            TOKENS => self.fill_all(net, None),
+            TimerId(i) if i >= 2 && ((i - 2) / 2) < self.pipes.len() as u16 => {
+                let k = ((i - 2) / 2) as usize;
+                if i % 2 == 0 {
+                    if self.pipes[k].state == PipeState::Opening {
+                        let p = &mut self.pipes[k];
+                        p.tries += 1;
+                        if p.tries > self.cfg.rcp.max_consecutive_rtos {
+                            p.state = PipeState::Dead;
+                            return;
+                        }
+                        p.rtt.back_off();
+                        let syn = p.syn();
+                        let at = net.now() + p.rtt.rto();
+                        self.pipes[k].send(net, self.port, syn, &mut self.stats);
+                        self.timers.set(handshake_timer(k), at);
+                    }
+                } else {
+                    self.on_rto(net, k);
+                }
+            }
+            _ => {}
+        }
     }
 }

@@ -31,6 +31,7 @@ use crate::tcp::reassembly::Reassembly;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::seq::SeqSpace;
 use crate::time::{Duration, Time};
+use crate::timer::TimerTable;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ReceiverState {
@@ -43,6 +44,8 @@ pub enum ReceiverState {
 }
 
 pub struct RcpReceiver {
+    /// This agent's timers (`super::timer`/`timers` names them).
+    timers: TimerTable,
     cfg: RcpConfig,
     port: u16,
     peer: Option<Addr>,
@@ -118,6 +121,7 @@ impl RcpReceiver {
             eln_recoveries: 0,
             sleep_periods: 0,
             stats: TransportStats::default(),
+            timers: TimerTable::new(),
         }
     }
 
@@ -192,7 +196,7 @@ impl RcpReceiver {
     fn arm_handshake(&mut self, net: &mut dyn Net) {
         let backoff = 1u64 << self.tries.min(6);
         let at = net.now() + self.rtt.rto().saturating_mul(backoff);
-        net.set_timer(timer::HANDSHAKE, at);
+        self.timers.set(timer::HANDSHAKE, at);
     }
 
     /// A REQ: cumulative up to `req_nxt`, or a pull of `[s, e)`.
@@ -293,12 +297,12 @@ impl RcpReceiver {
             if self.rto_deadline.is_none() {
                 self.arm_rto(net);
             }
-            net.cancel_timer(timer::PERSIST);
+            self.timers.cancel(timer::PERSIST);
         } else if self.req_nxt >= self.limit && self.fin_at != Some(self.rcv_nxt) {
             // The sender's limit stops us: persist.
             self.persist_backoff = 0;
             let at = now + self.rtt.rto();
-            net.set_timer(timer::PERSIST, at);
+            self.timers.set(timer::PERSIST, at);
         }
     }
 
@@ -311,12 +315,12 @@ impl RcpReceiver {
     fn arm_rto(&mut self, net: &mut dyn Net) {
         let at = net.now() + self.rtt.rto();
         self.rto_deadline = Some(at);
-        net.set_timer(timer::RTO, at);
+        self.timers.set(timer::RTO, at);
     }
 
-    fn disarm_rto(&mut self, net: &mut dyn Net) {
+    fn disarm_rto(&mut self) {
         self.rto_deadline = None;
-        net.cancel_timer(timer::RTO);
+        self.timers.cancel(timer::RTO);
     }
 
     /// TCP's FlightSize (SND.MAX − SND.UNA), seen from the receiver: from
@@ -389,7 +393,7 @@ impl RcpReceiver {
                     self.rtt_sample(rtt);
                 }
                 if self.reqs.is_empty() {
-                    self.disarm_rto(net);
+                    self.disarm_rto();
                 } else if !self.sleeping {
                     self.arm_rto(net);
                 }
@@ -418,9 +422,9 @@ impl RcpReceiver {
 
     fn finish(&mut self, net: &mut dyn Net) {
         net.deliver_finished();
-        self.disarm_rto(net);
-        net.cancel_timer(timer::PERSIST);
-        net.cancel_timer(timer::POWER);
+        self.disarm_rto();
+        self.timers.cancel(timer::PERSIST);
+        self.timers.cancel(timer::POWER);
         if self.sleeping {
             net.radio().set_mode(RadioMode::Awake);
             self.sleeping = false;
@@ -441,10 +445,11 @@ impl RcpReceiver {
         }
         self.state = ReceiverState::Established;
         self.tries = 0;
-        net.cancel_timer(timer::HANDSHAKE);
+        self.timers.cancel(timer::HANDSHAKE);
         net.event(TransportEvent::Established);
         if let Some(ps) = self.cfg.power_save {
-            net.set_timer(timer::POWER, net.now() + ps.beacon_interval);
+            self.timers
+                .set(timer::POWER, net.now() + ps.beacon_interval);
         }
         if self.fin_at == Some(self.rcv_nxt) {
             self.finish(net);
@@ -502,17 +507,17 @@ impl RcpReceiver {
                 self.sleep_periods += 1;
                 self.frozen_rto = self.rto_deadline.map(|d| d.saturating_since(now));
                 self.rto_deadline = None;
-                net.cancel_timer(timer::RTO);
-                net.cancel_timer(timer::PERSIST);
+                self.timers.cancel(timer::RTO);
+                self.timers.cancel(timer::PERSIST);
                 self.reqs.mark_all_lost();
                 net.radio().set_mode(RadioMode::Sleep);
             }
-            net.set_timer(timer::POWER, now + ps.beacon_interval);
+            self.timers.set(timer::POWER, now + ps.beacon_interval);
         } else {
             // Wake for the beacon.
             self.beacon_started = now;
             net.radio().set_mode(RadioMode::Awake);
-            net.set_timer(timer::BEACON, now + ps.beacon_duration);
+            self.timers.set(timer::BEACON, now + ps.beacon_duration);
         }
     }
 
@@ -526,16 +531,17 @@ impl RcpReceiver {
         let now = net.now();
         if self.channel_bad(net, ps.bad_loss) {
             net.radio().set_mode(RadioMode::Sleep);
-            net.set_timer(timer::POWER, self.beacon_started + ps.beacon_interval);
+            self.timers
+                .set(timer::POWER, self.beacon_started + ps.beacon_interval);
             return;
         }
         self.sleeping = false;
         if let Some(left) = self.frozen_rto.take() {
             let at = now + left;
             self.rto_deadline = Some(at);
-            net.set_timer(timer::RTO, at);
+            self.timers.set(timer::RTO, at);
         }
-        net.set_timer(timer::POWER, now + ps.beacon_interval);
+        self.timers.set(timer::POWER, now + ps.beacon_interval);
         self.fill(net);
     }
 }
@@ -598,7 +604,7 @@ impl Agent for RcpReceiver {
             }
             ReceiverState::FinSent => {
                 if r.flags.has(RcpFlags::ACK) && r.ack == self.space.to_wire(2) {
-                    net.cancel_timer(timer::HANDSHAKE);
+                    self.timers.cancel(timer::HANDSHAKE);
                     self.state = ReceiverState::Closed;
                     net.event(TransportEvent::Closed);
                 } else {
@@ -609,46 +615,19 @@ impl Agent for RcpReceiver {
         }
     }
 
-    fn on_timer(&mut self, net: &mut dyn Net, t: TimerId) {
-        match t {
-            timer::HANDSHAKE => {
-                self.tries += 1;
-                let give_up = self.tries > self.cfg.max_consecutive_rtos;
-                match self.state {
-                    ReceiverState::SynReceived if give_up => {
-                        self.state = ReceiverState::Closed;
-                        net.event(TransportEvent::Aborted);
-                    }
-                    ReceiverState::SynReceived => {
-                        self.stats.timeouts += 1;
-                        self.send_syn_ack(net);
-                    }
-                    ReceiverState::FinSent if give_up || self.tries > 4 => {
-                        // The data is all here; the sender's ACK is a courtesy.
-                        self.state = ReceiverState::Closed;
-                        net.event(TransportEvent::Closed);
-                    }
-                    ReceiverState::FinSent => self.send_fin(net),
-                    _ => {}
-                }
-            }
-            timer::RTO if self.state == ReceiverState::Established => self.on_timeout(net),
-            timer::PERSIST if self.state == ReceiverState::Established && !self.sleeping => {
-                // Probe the sender's limit with a repeat of the last request.
-                self.send_request(net, None);
-                self.persist_backoff = (self.persist_backoff + 1).min(6);
-                let wait = self.rtt.rto().saturating_mul(1 << self.persist_backoff);
-                net.set_timer(timer::PERSIST, net.now() + wait.min(self.cfg.max_rto));
-            }
-            timer::POWER => self.on_power_tick(net),
-            timer::BEACON => self.on_beacon_end(net),
-            _ => {}
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(timer) = self.timers.pop_expired(net.now()) {
+            self.on_timer(net, timer);
         }
     }
 
     /// Explicit loss notification: the local link layer hands us the header
     /// of a frame it received corrupted (docs/rcp.md).
-    fn on_overheard(&mut self, net: &mut dyn Net, packet: &[u8]) {
+    fn on_link_loss(&mut self, net: &mut dyn Net, packet: &[u8]) {
         if !self.cfg.eln || self.state != ReceiverState::Established {
             return;
         }
@@ -692,5 +671,45 @@ impl Agent for RcpReceiver {
 
     fn is_closed(&self) -> bool {
         self.state == ReceiverState::Closed
+    }
+}
+
+impl RcpReceiver {
+    fn on_timer(&mut self, net: &mut dyn Net, t: TimerId) {
+        match t {
+            timer::HANDSHAKE => {
+                self.tries += 1;
+                let give_up = self.tries > self.cfg.max_consecutive_rtos;
+                match self.state {
+                    ReceiverState::SynReceived if give_up => {
+                        self.state = ReceiverState::Closed;
+                        net.event(TransportEvent::Aborted);
+                    }
+                    ReceiverState::SynReceived => {
+                        self.stats.timeouts += 1;
+                        self.send_syn_ack(net);
+                    }
+                    ReceiverState::FinSent if give_up || self.tries > 4 => {
+                        // The data is all here; the sender's ACK is a courtesy.
+                        self.state = ReceiverState::Closed;
+                        net.event(TransportEvent::Closed);
+                    }
+                    ReceiverState::FinSent => self.send_fin(net),
+                    _ => {}
+                }
+            }
+            timer::RTO if self.state == ReceiverState::Established => self.on_timeout(net),
+            timer::PERSIST if self.state == ReceiverState::Established && !self.sleeping => {
+                // Probe the sender's limit with a repeat of the last request.
+                self.send_request(net, None);
+                self.persist_backoff = (self.persist_backoff + 1).min(6);
+                let wait = self.rtt.rto().saturating_mul(1 << self.persist_backoff);
+                self.timers
+                    .set(timer::PERSIST, net.now() + wait.min(self.cfg.max_rto));
+            }
+            timer::POWER => self.on_power_tick(net),
+            timer::BEACON => self.on_beacon_end(net),
+            _ => {}
+        }
     }
 }

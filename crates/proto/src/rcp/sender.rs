@@ -14,6 +14,8 @@ use super::{timer, IP_PROTOCOL};
 use crate::net::{Addr, Agent, AppRead, Net, TransportEvent, TxOpts};
 use crate::stats::TransportStats;
 use crate::tcp::seq::SeqSpace;
+use crate::time::Time;
+use crate::timer::TimerTable;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum SenderState {
@@ -34,6 +36,8 @@ const LINGER_RTOS: u64 = 4;
 type Answered = Vec<(u64, u64)>;
 
 pub struct RcpSender {
+    /// This agent's timers (`super::timer`/`timers` names them).
+    timers: TimerTable,
     cfg: RcpConfig,
     peer: Addr,
     port: u16,
@@ -83,6 +87,7 @@ impl RcpSender {
             syn_tries: 0,
             passive: false,
             stats: TransportStats::default(),
+            timers: TimerTable::new(),
         }
     }
 
@@ -214,7 +219,7 @@ impl RcpSender {
         self.stats.control_bytes += out.len() as u64;
         net.send(self.peer, out, TxOpts::ipv4(IP_PROTOCOL));
         let backoff = 1u64 << self.syn_tries.min(6);
-        net.set_timer(
+        self.timers.set(
             timer::HANDSHAKE,
             net.now() + self.cfg.initial_rto.saturating_mul(backoff),
         );
@@ -333,7 +338,7 @@ impl Agent for RcpSender {
             // The receiver's FIN (or the ACK of it) may be lost for good:
             // a sender whose stream has ended closes after a silence.
             let linger = self.cfg.max_rto.saturating_mul(LINGER_RTOS);
-            net.set_timer(timer::LINGER, net.now() + linger);
+            self.timers.set(timer::LINGER, net.now() + linger);
         }
         self.stats.bytes_received += packet.len() as u64;
         let Ok((r, _)) = rcp::parse(packet) else {
@@ -364,7 +369,7 @@ impl Agent for RcpSender {
                 {
                     self.peer_space = SeqSpace::new(r.seq);
                     self.state = SenderState::Established;
-                    net.cancel_timer(timer::HANDSHAKE);
+                    self.timers.cancel(timer::HANDSHAKE);
                     net.event(TransportEvent::Established);
                     let ack = self.peer_space.to_wire(1);
                     self.control(net, 0, Some(ack));
@@ -424,21 +429,13 @@ impl Agent for RcpSender {
         }
     }
 
-    fn on_timer(&mut self, net: &mut dyn Net, t: crate::net::TimerId) {
-        if t == timer::LINGER && self.state == SenderState::Established {
-            self.state = SenderState::Closed;
-            net.event(TransportEvent::Closed);
-            return;
-        }
-        if t == timer::HANDSHAKE && self.state == SenderState::SynSent {
-            self.syn_tries += 1;
-            self.stats.timeouts += 1;
-            if self.syn_tries > self.cfg.max_consecutive_rtos {
-                self.state = SenderState::Closed;
-                net.event(TransportEvent::Aborted);
-                return;
-            }
-            self.send_syn(net);
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(timer) = self.timers.pop_expired(net.now()) {
+            self.on_timer(net, timer);
         }
     }
 
@@ -467,5 +464,25 @@ impl Agent for RcpSender {
 
     fn is_closed(&self) -> bool {
         self.state == SenderState::Closed
+    }
+}
+
+impl RcpSender {
+    fn on_timer(&mut self, net: &mut dyn Net, t: crate::net::TimerId) {
+        if t == timer::LINGER && self.state == SenderState::Established {
+            self.state = SenderState::Closed;
+            net.event(TransportEvent::Closed);
+            return;
+        }
+        if t == timer::HANDSHAKE && self.state == SenderState::SynSent {
+            self.syn_tries += 1;
+            self.stats.timeouts += 1;
+            if self.syn_tries > self.cfg.max_consecutive_rtos {
+                self.state = SenderState::Closed;
+                net.event(TransportEvent::Aborted);
+                return;
+            }
+            self.send_syn(net);
+        }
     }
 }

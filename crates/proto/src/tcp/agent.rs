@@ -14,6 +14,7 @@ use crate::cc::{CongestionControl, Cubic, NewReno};
 use crate::net::{Addr, Agent, Net, TimerId, TransportEvent, TxOpts};
 use crate::stats::TransportStats;
 use crate::time::Time;
+use crate::timer::TimerTable;
 
 /// RFC 9293 §3.3.2 connection states.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -80,6 +81,10 @@ pub(crate) enum SendKind {
 /// One TCP endpoint; it sends what `Net::app_read` yields and delivers what
 /// it receives, so both directions may carry data.
 pub struct TcpAgent {
+    /// Deadlines of the timers in [`timer`].
+    pub(crate) timers: TimerTable,
+    /// The receive window we last advertised, bytes (for window updates).
+    pub(crate) advertised_window: u64,
     pub(crate) cfg: TcpConfig,
     pub(crate) state: TcpState,
     pub(crate) peer: Option<Addr>,
@@ -179,6 +184,8 @@ impl TcpAgent {
             local_port: 0,
             peer_port: 0,
             stats: TransportStats::default(),
+            timers: TimerTable::new(),
+            advertised_window: 0,
             sack_ok: false,
             ts_ok: false,
             snd_wscale: 0,
@@ -265,21 +272,22 @@ impl TcpAgent {
     pub(crate) fn abort(&mut self, net: &mut dyn Net) {
         self.state = TcpState::Closed;
         self.aborted = true;
-        self.cancel_all_timers(net);
+        self.cancel_all_timers();
         net.event(TransportEvent::Aborted);
     }
 
     pub(crate) fn enter_time_wait(&mut self, net: &mut dyn Net) {
         self.state = TcpState::TimeWait;
-        self.disarm_rto(net);
-        net.cancel_timer(timer::PERSIST);
-        net.set_timer(timer::TIME_WAIT, net.now() + self.cfg.msl.saturating_mul(2));
+        self.disarm_rto();
+        self.timers.cancel(timer::PERSIST);
+        self.timers
+            .set(timer::TIME_WAIT, net.now() + self.cfg.msl.saturating_mul(2));
         self.report_closed(net);
     }
 
     pub(crate) fn enter_closed(&mut self, net: &mut dyn Net) {
         self.state = TcpState::Closed;
-        self.cancel_all_timers(net);
+        self.cancel_all_timers();
         self.report_closed(net);
     }
 
@@ -290,7 +298,7 @@ impl TcpAgent {
         }
     }
 
-    fn cancel_all_timers(&mut self, net: &mut dyn Net) {
+    fn cancel_all_timers(&mut self) {
         self.rto_deadline = None;
         for t in [
             timer::RTO,
@@ -298,7 +306,7 @@ impl TcpAgent {
             timer::PERSIST,
             timer::TIME_WAIT,
         ] {
-            net.cancel_timer(t);
+            self.timers.cancel(t);
         }
     }
 
@@ -347,12 +355,12 @@ impl TcpAgent {
     pub(crate) fn restart_rto(&mut self, net: &mut dyn Net) {
         let at = net.now() + self.rtt.rto();
         self.rto_deadline = Some(at);
-        net.set_timer(timer::RTO, at);
+        self.timers.set(timer::RTO, at);
     }
 
-    pub(crate) fn disarm_rto(&mut self, net: &mut dyn Net) {
+    pub(crate) fn disarm_rto(&mut self) {
         self.rto_deadline = None;
-        net.cancel_timer(timer::RTO);
+        self.timers.cancel(timer::RTO);
     }
 
     fn on_rto(&mut self, net: &mut dyn Net) {
@@ -418,10 +426,12 @@ impl TcpAgent {
             seq: self.iss.to_wire(seq),
             ack: ack.map(|a| self.irs.to_wire(a)),
             flags,
-            window: self.window_field(flags.syn),
+            window: self.window_field(flags.syn, net.app_room()),
             options,
             payload: &[],
         };
+        self.advertised_window =
+            (repr.window as u64) << if flags.syn { 0 } else { self.rcv_wscale };
         let header_len = repr.header_len();
         let mut packet = net.packet_buffer();
         packet.clear();
@@ -433,7 +443,7 @@ impl TcpAgent {
         }
         self.count_sent(packet.len() as u64, payload_len as u64, kind);
         if ack.is_some() {
-            self.ack_sent(net);
+            self.ack_sent();
         }
         net.send(peer, packet, TxOpts::ipv4(joulenet_wire::tcp::PROTOCOL));
     }
@@ -476,9 +486,16 @@ impl TcpAgent {
         o
     }
 
+    /// Free receive space: the buffer (and the application's room, when it
+    /// has a limit) less what is held.
+    pub(crate) fn receive_window(&self, app_room: Option<usize>) -> u64 {
+        let space = app_room.map_or(self.cfg.recv_buffer, |r| r.min(self.cfg.recv_buffer));
+        space.saturating_sub(self.reasm.bytes()) as u64
+    }
+
     /// The window field: free receive space, scaled (never in a SYN).
-    fn window_field(&self, syn: bool) -> u16 {
-        let free = self.cfg.recv_buffer.saturating_sub(self.reasm.bytes()) as u64;
+    fn window_field(&self, syn: bool, app_room: Option<usize>) -> u16 {
+        let free = self.receive_window(app_room);
         let shift = if syn { 0 } else { self.rcv_wscale };
         (free >> shift).min(u16::MAX as u64) as u16
     }
@@ -549,25 +566,26 @@ impl Agent for TcpAgent {
     }
 
     /// The link layer's explicit loss notification (TCP-ELN receivers).
-    fn on_overheard(&mut self, _net: &mut dyn Net, packet: &[u8]) {
+    fn on_link_loss(&mut self, _net: &mut dyn Net, packet: &[u8]) {
         self.on_eln_report(packet);
     }
 
-    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
-        match timer {
-            timer::RTO => self.on_rto(net),
-            timer::DELAYED_ACK if self.unacked_segments > 0 && self.state.synchronized() => {
-                self.send_ack(net);
-            }
-            timer::PERSIST => self.on_persist(net),
-            timer::TIME_WAIT if self.state == TcpState::TimeWait => self.enter_closed(net),
-            _ => {}
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(timer) = self.timers.pop_expired(net.now()) {
+            self.on_timer(net, timer);
         }
     }
 
     fn on_app_ready(&mut self, net: &mut dyn Net) {
         if self.app == AppState::Pending {
             self.app = AppState::Open;
+        }
+        if net.app_room().is_some() {
+            self.on_room(net);
         }
         self.transmit(net);
         self.flush_ack(net);
@@ -595,5 +613,19 @@ impl Agent for TcpAgent {
     fn is_closed(&self) -> bool {
         matches!(self.state, TcpState::Closed | TcpState::TimeWait)
             && (self.closed_reported || self.aborted)
+    }
+}
+
+impl TcpAgent {
+    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
+        match timer {
+            timer::RTO => self.on_rto(net),
+            timer::DELAYED_ACK if self.unacked_segments > 0 && self.state.synchronized() => {
+                self.send_ack(net);
+            }
+            timer::PERSIST => self.on_persist(net),
+            timer::TIME_WAIT if self.state == TcpState::TimeWait => self.enter_closed(net),
+            _ => {}
+        }
     }
 }

@@ -104,7 +104,7 @@ impl TcpAgent {
         if !self.syn_retransmitted {
             self.rtt_sample(net.now().saturating_since(self.syn_sent_at));
         }
-        self.disarm_rto(net);
+        self.disarm_rto();
         self.state = TcpState::Established;
         if !self.established_reported {
             self.established_reported = true;

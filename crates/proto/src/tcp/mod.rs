@@ -33,6 +33,7 @@ mod agent;
 mod config;
 mod eln;
 mod handshake;
+pub mod hop_by_hop;
 pub(crate) mod reassembly;
 mod receiver;
 pub(crate) mod rtt;
@@ -43,3 +44,4 @@ pub(crate) mod seq;
 
 pub use agent::{TcpAgent, TcpState};
 pub use config::{DelayedAck, ParseVariantError, TcpConfig, TcpVariant};
+pub use hop_by_hop::hop_by_hop_relay;

@@ -1,8 +1,9 @@
 //! Out-of-order data held by the receiver until the hole before it fills,
 //! and the SACK blocks (RFC 2018) that describe it.
 //!
-//! In-order data never enters here: the agent hands it to the application
-//! straight from the packet. Pieces are stored without overlap (a duplicate
+//! In-order data enters here only when the application has no room for it
+//! ([`crate::Net::app_room`], a relay's bounded buffer): otherwise the agent
+//! hands it to the application straight from the packet. Pieces are stored without overlap (a duplicate
 //! byte is kept once); adjacent pieces form one SACK block.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -66,6 +67,28 @@ impl Reassembly {
         self.bytes += data.len();
         self.pieces.insert(at, data.to_vec());
         data.len()
+    }
+
+    /// Hands the application what continues the stream at `*rcv_nxt`, as
+    /// far as its room allows ([`crate::Net::app_room`]); what does not fit
+    /// stays held. Returns the bytes delivered.
+    pub(crate) fn deliver_ready(&mut self, rcv_nxt: &mut u64, net: &mut dyn crate::Net) -> u64 {
+        let mut room = net.app_room().unwrap_or(usize::MAX);
+        let mut delivered = 0;
+        while room > 0 {
+            let Some(piece) = self.pop_in_order(*rcv_nxt) else {
+                break;
+            };
+            let n = piece.len().min(room);
+            net.deliver(&piece[..n]);
+            *rcv_nxt += n as u64;
+            delivered += n as u64;
+            room -= n;
+            if n < piece.len() {
+                self.insert(*rcv_nxt, &piece[n..]);
+            }
+        }
+        delivered
     }
 
     /// Removes and returns the piece that continues the stream at `rcv_nxt`

@@ -117,6 +117,9 @@ impl TcpAgent {
             self.receive_out_of_order(seq, payload);
             return;
         }
+        if net.app_room().is_some() {
+            return self.receive_bounded(net, seq, payload);
+        }
         // In order: straight from the packet to the application.
         net.deliver(&payload[(self.rcv_nxt - seq) as usize..]);
         self.rcv_nxt = end;
@@ -130,6 +133,41 @@ impl TcpAgent {
         } else {
             self.unacked_segments += 1;
             self.schedule_ack(net);
+        }
+    }
+
+    /// In-order data for an application with limited room (a relay's
+    /// bounded buffer): what does not fit waits in the reassembly buffer,
+    /// where it counts against the advertised window, so the peer is held
+    /// back instead of overrunning the relay.
+    fn receive_bounded(&mut self, net: &mut dyn Net, seq: u64, payload: &[u8]) {
+        let limit = self.rcv_nxt + self.cfg.recv_buffer as u64;
+        let keep = (limit.saturating_sub(seq) as usize).min(payload.len());
+        self.reasm.insert(seq, &payload[..keep]);
+        let held_before = self.reasm.bytes();
+        self.reasm.deliver_ready(&mut self.rcv_nxt, net);
+        if self.reasm.bytes() > 0 && self.reasm.bytes() >= held_before {
+            self.ack_now = true; // nothing moved: say so (the window shrank)
+        } else {
+            self.unacked_segments += 1;
+            self.schedule_ack(net);
+        }
+    }
+
+    /// The application made room (a relay's downstream drained its buffer):
+    /// deliver what waited, and tell the peer when the window has opened by
+    /// a segment or half the buffer since we last advertised it (the
+    /// receiver's silly-window avoidance, RFC 9293 §3.8.6.2.2).
+    pub(crate) fn on_room(&mut self, net: &mut dyn Net) {
+        if !self.state.synchronized() || self.fin_received {
+            return;
+        }
+        self.reasm.deliver_ready(&mut self.rcv_nxt, net);
+        self.check_peer_fin(net);
+        let free = self.receive_window(net.app_room());
+        let step = self.mss.min(self.cfg.recv_buffer as u64 / 2).max(1);
+        if free >= self.advertised_window + step {
+            self.ack_now = true;
         }
     }
 
@@ -154,7 +192,7 @@ impl TcpAgent {
             Some(d) if self.unacked_segments >= d.every.max(1) as u32 => self.ack_now = true,
             Some(d) => {
                 if self.unacked_segments == 1 {
-                    net.set_timer(timer::DELAYED_ACK, net.now() + d.timeout);
+                    self.timers.set(timer::DELAYED_ACK, net.now() + d.timeout);
                 }
             }
         }
@@ -191,11 +229,11 @@ impl TcpAgent {
     }
 
     /// Any segment carrying our ACK settles what the receiver owed.
-    pub(crate) fn ack_sent(&mut self, net: &mut dyn Net) {
+    pub(crate) fn ack_sent(&mut self) {
         self.ack_now = false;
         if self.unacked_segments > 0 {
             self.unacked_segments = 0;
-            net.cancel_timer(timer::DELAYED_ACK);
+            self.timers.cancel(timer::DELAYED_ACK);
         }
     }
 }

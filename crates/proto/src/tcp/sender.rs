@@ -295,7 +295,7 @@ impl TcpAgent {
         if self.snd_max > self.snd_una {
             self.restart_rto(net);
         } else {
-            self.disarm_rto(net);
+            self.disarm_rto();
         }
         if self.fin_seq.is_some_and(|fin| ack > fin) {
             self.our_fin_acked(net);
@@ -452,7 +452,7 @@ impl TcpAgent {
         if !self.window_stalled() {
             if self.persist_armed {
                 self.persist_armed = false;
-                net.cancel_timer(timer::PERSIST);
+                self.timers.cancel(timer::PERSIST);
             }
             return;
         }
@@ -461,7 +461,8 @@ impl TcpAgent {
                 .rtt
                 .rto()
                 .saturating_mul(1 << self.persist_backoff.min(16));
-            net.set_timer(timer::PERSIST, net.now() + backoff.min(self.cfg.max_rto));
+            self.timers
+                .set(timer::PERSIST, net.now() + backoff.min(self.cfg.max_rto));
             self.persist_armed = true;
         }
     }

@@ -12,6 +12,7 @@ use super::{timers, PROTOCOL, TX_OPTS};
 use crate::net::{Addr, Agent, Net, TimerId, TransportEvent};
 use crate::stats::TransportStats;
 use crate::time::{Duration, Time};
+use crate::timer::TimerTable;
 
 /// Most missing ranges one N-S ACK lists (the rest are named by later ones).
 pub const MAX_RANGES: usize = 64;
@@ -40,6 +41,8 @@ struct Wave {
 }
 
 pub struct WwpReceiver {
+    /// This agent's timers (`super::timer`/`timers` names them).
+    pub(crate) timers: TimerTable,
     cfg: WwpConfig,
     state: ReceiverState,
     peer: Option<Addr>,
@@ -86,6 +89,7 @@ impl WwpReceiver {
             cycle_first: 0,
             lost_before_cycle: 0,
             stats: TransportStats::default(),
+            timers: TimerTable::new(),
         }
     }
 
@@ -192,7 +196,7 @@ impl WwpReceiver {
                     .baseline(size)
                     .saturating_mul(self.cfg.top() as u64);
                 let t = net.now() + limit.max(self.cfg.min_send_t);
-                net.set_timer(timers::WAVE_T, t);
+                self.timers.set(timers::WAVE_T, t);
             }
             ReceiverState::InWave => {
                 if let Some(w) = self.wave.as_mut() {
@@ -209,7 +213,7 @@ impl WwpReceiver {
     }
 
     fn end_wave(&mut self, net: &mut dyn Net, to: Addr) {
-        net.cancel_timer(timers::WAVE_T);
+        self.timers.cancel(timers::WAVE_T);
         let Some(w) = self.wave.take() else { return };
         let complete = w.received >= w.size;
         let measured = net.now().saturating_since(w.first_at);
@@ -228,7 +232,7 @@ impl WwpReceiver {
                     // A new cycle: an open wave is abandoned (its sender
                     // gave up waiting), the probe cycle decides instead.
                     if self.state == ReceiverState::InWave {
-                        net.cancel_timer(timers::WAVE_T);
+                        self.timers.cancel(timers::WAVE_T);
                         self.wave = None;
                         self.last_wave_level = 0;
                     }
@@ -355,7 +359,7 @@ impl Agent for WwpReceiver {
                     return;
                 }
                 if self.state != ReceiverState::Closed {
-                    net.cancel_timer(timers::WAVE_T);
+                    self.timers.cancel(timers::WAVE_T);
                     self.state = ReceiverState::Closed;
                     net.deliver_finished();
                     net.event(TransportEvent::Closed);
@@ -368,12 +372,13 @@ impl Agent for WwpReceiver {
         }
     }
 
-    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
-        if timer == timers::WAVE_T && self.state == ReceiverState::InWave {
-            self.stats.timeouts += 1;
-            if let Some(peer) = self.peer {
-                self.end_wave(net, peer);
-            }
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(timer) = self.timers.pop_expired(net.now()) {
+            self.on_timer(net, timer);
         }
     }
 
@@ -390,5 +395,16 @@ impl Agent for WwpReceiver {
 
     fn is_closed(&self) -> bool {
         self.state == ReceiverState::Closed
+    }
+}
+
+impl WwpReceiver {
+    fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
+        if timer == timers::WAVE_T && self.state == ReceiverState::InWave {
+            self.stats.timeouts += 1;
+            if let Some(peer) = self.peer {
+                self.end_wave(net, peer);
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ use super::{timers, PROTOCOL, TX_OPTS};
 use crate::net::{Addr, Agent, AppRead, Net, TimerId, TransportEvent};
 use crate::stats::TransportStats;
 use crate::time::{Duration, Time};
+use crate::timer::TimerTable;
 
 /// Sender states.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -32,6 +33,8 @@ pub enum SenderState {
 }
 
 pub struct WwpSender {
+    /// This agent's timers (`super::timer`/`timers` names them).
+    pub(crate) timers: TimerTable,
     cfg: WwpConfig,
     peer: Addr,
     state: SenderState,
@@ -86,6 +89,7 @@ impl WwpSender {
             srtt: None,
             retries: 0,
             stats: TransportStats::default(),
+            timers: TimerTable::new(),
             buf: vec![0; payload],
         }
     }
@@ -244,7 +248,7 @@ impl WwpSender {
         self.wave_start = net.now();
         self.wave_size = size;
         let t = net.now() + self.send_t();
-        net.set_timer(timers::SEND_T, t);
+        self.timers.set(timers::SEND_T, t);
     }
 
     fn next_probe_seq(&mut self) -> u32 {
@@ -262,7 +266,7 @@ impl WwpSender {
         self.probe_out = (seq, net.now());
         self.control(net, repr);
         let t = net.now() + self.probe_t();
-        net.set_timer(timers::PROBE_T, t);
+        self.timers.set(timers::PROBE_T, t);
     }
 
     fn start_probe(&mut self, net: &mut dyn Net) {
@@ -276,13 +280,13 @@ impl WwpSender {
         r.seq = self.next_new;
         self.control(net, r);
         let t = net.now() + self.probe_t();
-        net.set_timer(timers::PROBE_T, t);
+        self.timers.set(timers::PROBE_T, t);
     }
 
     fn send_syn(&mut self, net: &mut dyn Net) {
         self.control(net, WwpRepr::new(WwpType::Syn));
         let t = net.now() + self.probe_t();
-        net.set_timer(timers::PROBE_T, t);
+        self.timers.set(timers::PROBE_T, t);
     }
 
     fn rtt_sample(&mut self, net: &dyn Net) {
@@ -345,7 +349,7 @@ impl WwpSender {
         self.retries = 0;
         self.apply_ack(repr.seq, &missing);
         if self.state == SenderState::WaitWaveAck {
-            net.cancel_timer(timers::SEND_T);
+            self.timers.cancel(timers::SEND_T);
             if self.wave_size > 0 {
                 let per =
                     Duration(net.now().saturating_since(self.wave_start).0 / self.wave_size as u64);
@@ -355,7 +359,7 @@ impl WwpSender {
                 });
             }
         } else {
-            net.cancel_timer(timers::PROBE_T);
+            self.timers.cancel(timers::PROBE_T);
             self.rtt_sample(net);
         }
         self.level = repr.level.min(self.cfg.top());
@@ -368,8 +372,8 @@ impl WwpSender {
 
     fn give_up(&mut self, net: &mut dyn Net) {
         self.state = SenderState::Done;
-        net.cancel_timer(timers::PROBE_T);
-        net.cancel_timer(timers::SEND_T);
+        self.timers.cancel(timers::PROBE_T);
+        self.timers.cancel(timers::SEND_T);
         net.event(TransportEvent::Aborted);
     }
 }
@@ -397,7 +401,7 @@ impl Agent for WwpSender {
         let repr = WwpRepr::parse(&p);
         match (repr.kind, self.state) {
             (WwpType::SynAck, SenderState::SynSent) => {
-                net.cancel_timer(timers::PROBE_T);
+                self.timers.cancel(timers::PROBE_T);
                 // Karn: after a retransmitted SYN the answer may be to any
                 // copy (SYNs carry no sequence number to tell them apart);
                 // timing it from the first would take every lost SYN's
@@ -426,7 +430,7 @@ impl Agent for WwpSender {
                 self.send_probe(net, WwpType::Probe3);
             }
             (WwpType::FinAck, SenderState::FinSent) if repr.seq == self.next_new => {
-                net.cancel_timer(timers::PROBE_T);
+                self.timers.cancel(timers::PROBE_T);
                 self.state = SenderState::Done;
                 net.event(TransportEvent::Closed);
             }
@@ -434,6 +438,41 @@ impl Agent for WwpSender {
         }
     }
 
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(timer) = self.timers.pop_expired(net.now()) {
+            self.on_timer(net, timer);
+        }
+    }
+
+    fn on_app_ready(&mut self, net: &mut dyn Net) {
+        if self.state == SenderState::Estab {
+            self.proceed(net);
+        }
+    }
+
+    fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    fn gauge(&self, name: &str) -> Option<f64> {
+        match name {
+            "wave_level" => Some(self.level as f64),
+            "cwnd" => Some((self.cfg.wave(self.level) * self.cfg.payload as usize) as f64),
+            "srtt_ms" => self.srtt.map(|s| s.as_millis_f64()),
+            _ => None,
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.state == SenderState::Done
+    }
+}
+
+impl WwpSender {
     fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
         let expected = match timer {
             timers::SEND_T => self.state == SenderState::WaitWaveAck,
@@ -466,28 +505,5 @@ impl Agent for WwpSender {
             SenderState::FinSent => self.send_fin(net),
             _ => {}
         }
-    }
-
-    fn on_app_ready(&mut self, net: &mut dyn Net) {
-        if self.state == SenderState::Estab {
-            self.proceed(net);
-        }
-    }
-
-    fn stats(&self) -> &TransportStats {
-        &self.stats
-    }
-
-    fn gauge(&self, name: &str) -> Option<f64> {
-        match name {
-            "wave_level" => Some(self.level as f64),
-            "cwnd" => Some((self.cfg.wave(self.level) * self.cfg.payload as usize) as f64),
-            "srtt_ms" => self.srtt.map(|s| s.as_millis_f64()),
-            _ => None,
-        }
-    }
-
-    fn is_closed(&self) -> bool {
-        self.state == SenderState::Done
     }
 }

@@ -31,6 +31,24 @@ fn receiver(w: &World) -> &WwpReceiver {
     unsafe { &*(w.agents[1].as_ref() as *const dyn Agent as *const WwpReceiver) }
 }
 
+/// Expire agent `i`'s timer `id` now, armed or not.
+fn fire(w: &mut World, i: usize, id: crate::TimerId) {
+    let now = w.now;
+    // SAFETY: agent 0 of every world built by `world` is a WwpSender, agent
+    // 1 a WwpReceiver.
+    unsafe {
+        match i {
+            0 => (*(w.agents[0].as_mut() as *mut dyn Agent as *mut WwpSender))
+                .timers
+                .set(id, now),
+            _ => (*(w.agents[1].as_mut() as *mut dyn Agent as *mut WwpReceiver))
+                .timers
+                .set(id, now),
+        }
+    }
+    w.expire(i);
+}
+
 const SECOND: Time = Time::from_secs(1);
 
 #[test]
@@ -149,7 +167,7 @@ fn incomplete_wave_sets_level_zero_and_names_the_holes() {
         receiver(&w).missing(),
         vec![joulenet_wire::wwp::MissingRange { start: 3, count: 1 }]
     );
-    w.fire(1, timers::WAVE_T.0);
+    fire(&mut w, 1, timers::WAVE_T);
     assert_eq!(receiver(&w).last_level(), 0);
     let ack = w.take_log().pop().unwrap();
     assert_eq!(kind(&ack.packet), WwpType::NsAck);
@@ -183,7 +201,7 @@ fn probe_cycle_with(drop: impl FnMut(WwpType, u32) -> bool + 'static) -> World {
         (drop.borrow_mut())(r.kind, r.seq)
     });
     // Force a probe cycle: SEND_T.
-    w.fire(0, timers::SEND_T.0);
+    fire(&mut w, 0, timers::SEND_T);
     assert_eq!(sender(&w).state(), SenderState::Probe1);
     while sender(&w).state() != SenderState::WaitWaveAck {
         assert!(
@@ -282,7 +300,7 @@ fn duplicated_probes_are_answered_but_do_not_break_the_cycle() {
     let mut w = at_first_wave(WwpConfig::default());
     w.take_log();
     w.flush_in_flight();
-    w.fire(0, timers::SEND_T.0);
+    fire(&mut w, 0, timers::SEND_T);
     let p1 = w.take_log().pop().unwrap().packet;
     w.flush_in_flight();
     w.inject(0, 1, &p1);
@@ -304,7 +322,7 @@ fn stale_probe3_without_matching_pr2_ack_is_ignored() {
     let mut w = at_first_wave(WwpConfig::default());
     w.take_log();
     w.flush_in_flight();
-    w.fire(0, timers::SEND_T.0);
+    fire(&mut w, 0, timers::SEND_T);
     let p1 = w.take_log().pop().unwrap().packet;
     w.inject(0, 1, &p1);
     let mut bogus = Vec::new();
@@ -330,7 +348,7 @@ fn abandon_first_wave(w: &mut World) {
         w.inject(0, 1, p);
     }
     w.take_log();
-    w.fire(0, timers::SEND_T.0);
+    fire(w, 0, timers::SEND_T);
 }
 
 #[test]

@@ -19,8 +19,8 @@ use std::collections::BinaryHeap;
 
 use joulenet_proto::tcp::{TcpAgent, TcpConfig};
 use joulenet_proto::{
-    Addr, Agent, AppRead, Duration, LinkInfo, Net, RadioControl, RadioMode, Route, Time, TimerId,
-    TransportEvent, TxOpts, MAX_TIMERS,
+    Addr, Agent, AppRead, Duration, LinkInfo, Net, RadioControl, RadioMode, Route, Time,
+    TransportEvent, TxOpts,
 };
 use joulenet_wire::tcp::{TcpPacket, TcpRepr};
 use rand_pcg::Pcg32;
@@ -102,7 +102,6 @@ pub struct App {
 pub struct Host {
     pub addr: Addr,
     now: Time,
-    timers: [Time; MAX_TIMERS],
     rng: Pcg32,
     outbox: Vec<(Addr, Vec<u8>)>,
     pub app: App,
@@ -136,12 +135,12 @@ impl Net for Host {
         }
         self.outbox.push((to, packet));
     }
-    fn set_timer(&mut self, timer: TimerId, at: Time) {
-        assert!(at >= self.now, "timer armed in the past");
-        self.timers[timer.0 as usize] = at;
+    fn send_as(&mut self, _from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        // A pair has no relays: the source address is the other end's.
+        self.send(to, packet, opts)
     }
-    fn cancel_timer(&mut self, timer: TimerId) {
-        self.timers[timer.0 as usize] = Time::NEVER;
+    fn previous_hop(&self) -> Option<u32> {
+        None
     }
     fn rng(&mut self) -> &mut dyn rand_core::RngCore {
         &mut self.rng
@@ -252,7 +251,6 @@ fn host(addr: Addr, total: u64, expect: u64, seed: u64) -> Host {
     Host {
         addr,
         now: Time::ZERO,
-        timers: [Time::NEVER; MAX_TIMERS],
         rng: Pcg32::new(seed, 0x0a02_bdbf_7bb3_c0a7),
         outbox: Vec::new(),
         app: App {
@@ -362,12 +360,13 @@ impl<A: Endpoint> Pair<A> {
         self.flush(to);
     }
 
-    fn next_timer(&self) -> Option<(Time, usize, u8)> {
-        let mut best: Option<(Time, usize, u8)> = None;
-        for (i, h) in self.hosts.iter().enumerate() {
-            for (t, &at) in h.timers.iter().enumerate() {
-                if !at.is_never() && !matches!(best, Some(b) if b.0 <= at) {
-                    best = Some((at, i, t as u8));
+    /// The earliest deadline of either agent (the client's on a tie).
+    fn next_timer(&self) -> Option<(Time, usize)> {
+        let mut best: Option<(Time, usize)> = None;
+        for (i, a) in self.agents.iter().enumerate() {
+            if let Some(at) = a.agent_ref().poll_timeout() {
+                if !matches!(best, Some(b) if b.0 <= at) {
+                    best = Some((at.max(self.now), i));
                 }
             }
         }
@@ -382,13 +381,10 @@ impl<A: Endpoint> Pair<A> {
             (None, None) => false,
             (Some(p), Some((t, ..))) if p <= t => self.deliver_packet(),
             (Some(_), None) => self.deliver_packet(),
-            (_, Some((at, i, t))) => {
+            (_, Some((at, i))) => {
                 self.now = at;
-                self.hosts[i].timers[t as usize] = Time::NEVER;
                 self.hosts[i].now = at;
-                self.agents[i]
-                    .agent()
-                    .on_timer(&mut self.hosts[i], TimerId(t));
+                self.agents[i].agent().on_timeout(&mut self.hosts[i]);
                 self.flush(i);
                 true
             }
@@ -406,7 +402,7 @@ impl<A: Endpoint> Pair<A> {
         if self.hosts[to].mode == RadioMode::Awake {
             let (agent, host) = (self.agents[to].agent(), &mut self.hosts[to]);
             if corrupt {
-                agent.on_overheard(host, &bytes);
+                agent.on_link_loss(host, &bytes);
             } else {
                 agent.on_packet(host, from, &bytes);
             }

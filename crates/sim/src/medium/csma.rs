@@ -60,7 +60,8 @@ pub enum Out {
     /// A data frame reached `node` (its next hop or final destination).
     Deliver(NodeId, Frame),
     /// `node` overheard a data frame addressed to another node.
-    Overheard(NodeId, Vec<u8>),
+    /// A frame for another node that this node heard (promiscuous).
+    Overheard(NodeId, Frame),
 }
 
 struct Queued {
@@ -863,10 +864,10 @@ impl Medium {
                     }
                 } else {
                     self.set_nav(core, r, air.nav_end);
-                    if !core.ports[r].is_empty() {
+                    if !core.ports[r].is_empty() || !core.nodes[r].relays.is_empty() {
                         if let Some(frame) = self.copy_head(core, air) {
                             self.stats.overheard += 1;
-                            self.out.push(Out::Overheard(rn, frame.packet));
+                            self.out.push(Out::Overheard(rn, frame));
                         }
                     }
                 }
@@ -932,6 +933,8 @@ impl Medium {
             opts: f.opts,
             sent_at: f.sent_at,
             hops: f.hops,
+            prev: f.prev,
+            relay: f.relay,
         })
     }
 

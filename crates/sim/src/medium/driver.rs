@@ -105,17 +105,26 @@ impl Simulation {
         for o in out.drain(..) {
             match o {
                 Out::Deliver(node, frame) => self.receive(node, frame),
-                Out::Overheard(node, packet) => {
+                Out::Overheard(node, frame) => {
+                    // Every agent on the node: endpoints bound to its ports
+                    // and the relays living there.
                     let agents: Vec<_> = self.core.ports[node as usize]
                         .iter()
                         .map(|&(_, a)| a)
+                        .chain(
+                            self.core.nodes[node as usize]
+                                .relays
+                                .iter()
+                                .map(|&(_, a)| a),
+                        )
                         .collect();
+                    let (src, dst) = (frame.src, frame.dst);
                     for a in agents {
-                        self.dispatch(a, |agent: &mut dyn Agent, ctx| {
-                            agent.on_overheard(ctx, &packet)
+                        self.dispatch_from(a, Some(frame.prev), |agent: &mut dyn Agent, ctx| {
+                            agent.on_overheard(ctx, src, dst, &frame.packet)
                         });
                     }
-                    self.core.recycle(packet);
+                    self.core.recycle(frame.packet);
                 }
             }
         }

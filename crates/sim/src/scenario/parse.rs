@@ -247,7 +247,8 @@ fn flow(
     if from == to {
         return Err(r.error("to", "a flow needs two different nodes"));
     }
-    if let Some(at) = protocol.relay() {
+    if let crate::protocols::ProtocolSpec::E2tcp(_, Some(split)) = &protocol {
+        let at = split.at;
         if at == from || at == to {
             return Err(r.error("e2tcp", "split_at must name a node between the flow's ends"));
         }

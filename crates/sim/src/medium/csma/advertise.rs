@@ -91,6 +91,8 @@ impl Medium {
             opts,
             sent_at: core.now,
             hops: 0,
+            prev: node as NodeId,
+            relay: None,
         };
         let ac = if self.spec.edca { 0 } else { 2 };
         let st = &mut self.st[node];
