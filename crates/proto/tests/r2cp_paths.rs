@@ -364,3 +364,27 @@ fn exactly_once_over_many_seeds_with_outages_and_loss() {
         m.complete(bytes);
     }
 }
+
+/// Twelve handoffs: each brings a path back and takes the other down, so the
+/// connection opens a new pipe every time. A connection used to be limited
+/// to 7 pipes over its life (two timers each in the driver's 16-slot table);
+/// after the seventh, every outage stopped it for good.
+#[test]
+fn more_than_seven_pipes_over_a_life_of_handoffs() {
+    let bytes = 3_000_000;
+    let mut m = Mesh::new(cfg(Scheduler::Rank, false), bytes, vec![(2, 20), (2, 30)]);
+    m.set_up(2, false);
+    m.start();
+    for k in 0..12u64 {
+        m.run_until(Time::from_millis(500 * (k + 1)));
+        let (up, down) = if k % 2 == 0 { (2, 1) } else { (1, 2) };
+        m.set_up(up, true);
+        m.run_until(Time::from_millis(500 * (k + 1) + 200));
+        m.set_up(down, false);
+    }
+    m.set_up(1, true);
+    m.run_until(END);
+    m.complete(bytes);
+    let opened = (0..64).filter(|&k| m.pipe_bytes(k) > 0).count();
+    assert!(opened > 7, "only {opened} pipes ever carried data");
+}

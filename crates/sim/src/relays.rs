@@ -190,6 +190,34 @@ impl Simulation {
         self.agents[a as usize] = Box::new(forgotten);
     }
 
+    /// Run `make`'s relay agents for `flow` on `nodes`, in place of any its
+    /// protocol runs: a way to try relay code (a research prototype, a
+    /// test) on any flow. Flows registered with equal `key`s share relays.
+    pub fn register_relay(
+        &mut self,
+        flow: u32,
+        key: &str,
+        nodes: RelayNodes,
+        make: Box<dyn Fn() -> Box<dyn Agent>>,
+    ) -> u16 {
+        let key = format!("custom/{key}");
+        let class = match self.relay_classes.iter().position(|c| c.key == key) {
+            Some(i) => i as u16,
+            None => {
+                self.relay_classes.push(RelayClass {
+                    key,
+                    flow,
+                    spec: RelaySpec { nodes, make },
+                });
+                (self.relay_classes.len() - 1) as u16
+            }
+        };
+        let (c, s) = self.flow_agents[flow as usize];
+        self.endpoints[c as usize].relay_class = Some(class);
+        self.endpoints[s as usize].relay_class = Some(class);
+        class
+    }
+
     /// Relay agents' counters, summed per node (forgotten ones included).
     pub fn relay_stats(&self, node: NodeId) -> TransportStats {
         let mut total = TransportStats::default();

@@ -90,6 +90,14 @@ pub struct NodeResult {
     pub battery_j: Option<f64>,
     /// When the battery ran out (the node's lifetime), if it did.
     pub died_at_s: Option<f64>,
+    /// Packets in transit that relay agents here passed on (possibly
+    /// rewritten), took (a terminating relay), and dropped.
+    pub transit_forwarded: u64,
+    pub transit_consumed: u64,
+    pub transit_dropped: u64,
+    /// Transport bytes relay agents here sent (first transmissions,
+    /// retransmissions and control).
+    pub relay_bytes_sent: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -284,6 +292,10 @@ fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> 
         bytes_on_air: on_air,
         battery_j: node.battery.as_ref().map(|b| b.capacity_j),
         died_at_s: node.died_at.map(|t| t.as_secs_f64()),
+        transit_forwarded: node.transit_forwarded,
+        transit_consumed: node.transit_consumed,
+        transit_dropped: node.transit_dropped,
+        relay_bytes_sent: sim.relay_stats(n as u32).total_bytes_sent(),
     }
 }
 
