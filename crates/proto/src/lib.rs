@@ -9,6 +9,7 @@
 //! or on anything that reads the wall clock. It depends only on `joulenet-wire`
 //! (byte formats) and `rand_core` (the RNG trait a driver hands in).
 
+pub mod config_error;
 pub mod net;
 pub mod stats;
 pub mod time;
@@ -18,6 +19,7 @@ pub use net::{
     AccessClass, Addr, Agent, AppRead, LinkInfo, Net, NetworkHeader, NodeId, RadioControl,
     RadioMode, Route, Transit, TransitVerdict, TransportEvent, TxOpts,
 };
+pub use config_error::ConfigError;
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub use timer::{TimerId, TimerTable};

@@ -264,6 +264,7 @@ impl ProtocolSpec {
             ProtocolSpec::Tcp(c) | ProtocolSpec::HopByHopTcp(c) => {
                 if let Some(t) = flow.table("tcp")? {
                     tcp_options(&t, c)?;
+                    c.validate().map_err(|e| t.error(e.key, e.reason))?;
                     t.finish()?;
                 }
             }
@@ -364,7 +365,7 @@ fn wwp_options(t: &Reader, c: &mut WwpConfig) -> Result<()> {
     if let Some(d) = t.duration("rtt_granularity")? {
         c.rtt_granularity = d;
     }
-    c.validate().map_err(|e| t.error("levels", e))
+    c.validate().map_err(|e| t.error(e.key, e.reason))
 }
 
 fn e2tcp_options(t: &Reader, c: &mut E2tcpConfig, names: &[String]) -> Result<Option<Split>> {
@@ -401,7 +402,7 @@ fn e2tcp_options(t: &Reader, c: &mut E2tcpConfig, names: &[String]) -> Result<Op
     if let Some(n) = t.int_in("max_timeouts", 1, 1_000_000)? {
         c.max_timeouts = n as u32;
     }
-    c.validate().map_err(|e| t.error("max_window", e))?;
+    c.validate().map_err(|e| t.error(e.key, e.reason))?;
     if !t.has("split_at") {
         for k in ["wired", "wired_side", "relay_buffer"] {
             if t.has(k) {

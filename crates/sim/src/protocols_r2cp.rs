@@ -111,6 +111,9 @@ pub fn configure(flow: &Reader, s: &mut R2cpSpec) -> Result<()> {
     t.finish()
 }
 
+/// Paths one R²CP connection may list (each its own pipe and sender).
+pub const MAX_PATHS: usize = 64;
+
 /// `servers` names nodes, so it is read once the topology's names are known.
 pub fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> {
     let Some(t) = flow.table("r2cp")? else {
@@ -125,8 +128,8 @@ pub fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> 
         if items.len() < 2 {
             return Err(t.error("paths", "list at least two paths"));
         }
-        if items.len() > 7 {
-            return Err(t.error("paths", "at most 7 paths (pipes per connection)"));
+        if items.len() > MAX_PATHS {
+            return Err(t.error("paths", format!("at most {MAX_PATHS} paths")));
         }
         for (table, key) in items {
             let r = Reader::new(table, &key);
@@ -159,6 +162,12 @@ pub fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> 
             _ => return Err(t.error("servers", "expected node names or indices")),
         };
         s.servers.push(node);
+    }
+    if s.servers.len() >= MAX_PATHS {
+        return Err(t.error(
+            "servers",
+            format!("at most {} more servers (paths)", MAX_PATHS - 1),
+        ));
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ pub fn name(c: &RcpConfig) -> &'static str {
     }
 }
 
-/// `[flow.rcp]`: mss, initial_window, recv_buffer, send_buffer, min_rto,
+/// `[flow.rcp]`: mss, initial_window, recv_buffer, send_buffer, min_rto, max_rto,
 /// dupthresh, request_every, eln, power_save (true or { beacon_interval,
 /// beacon_duration }).
 pub fn configure(flow: &Reader, c: &mut RcpConfig) -> Result<()> {
@@ -50,6 +50,9 @@ pub fn configure(flow: &Reader, c: &mut RcpConfig) -> Result<()> {
     }
     if let Some(d) = t.duration("min_rto")? {
         c.min_rto = d;
+    }
+    if let Some(d) = t.duration("max_rto")? {
+        c.max_rto = d;
     }
     if let Some(n) = t.int_in("dupthresh", 1, 100)? {
         c.dupthresh = n as u32;
@@ -79,6 +82,7 @@ pub fn configure(flow: &Reader, c: &mut RcpConfig) -> Result<()> {
             }
         }
     }
+    c.validate().map_err(|e| t.error(e.key, e.reason))?;
     t.finish()
 }
 

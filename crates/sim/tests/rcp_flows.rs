@@ -137,3 +137,42 @@ fn eln_is_refused_for_tcp_variants_other_than_newreno() {
     let ok = WIRELESS.replace("PROTO", "newreno") + "[flow.tcp]\neln = true\n";
     assert!(Scenario::parse_str(&ok, "t", ".".into()).is_ok());
 }
+
+/// Nine interfaces, nine servers, one pipe each: more pipes than the 7 the
+/// driver's fixed timer table used to allow one connection.
+#[test]
+fn r2cp_aggregates_over_nine_interfaces() {
+    let mut text = String::from(
+        r#"
+stop = "300s"
+[topology]
+kind = "multihomed"
+interfaces = 9
+[link]
+rate = "1Mbps"
+delay = "5ms"
+[flow]
+protocol = "r2cp"
+from = "srv0"
+to = "mh"
+app = "bulk"
+bytes = "2MB"
+[flow.r2cp]
+servers = ["srv1", "srv2", "srv3", "srv4", "srv5", "srv6", "srv7", "srv8"]
+"#,
+    );
+    text.push('\n');
+    let r = run(&text);
+    let f = &r.flows[0];
+    assert!(f.completed);
+    assert_eq!(f.bytes_delivered, 2_000_000);
+    assert_eq!(f.corrupt_deliveries, 0);
+    // Every server's wireless hop toward the mobile host carried data.
+    let names = &r.nodes;
+    let mh = names.iter().find(|n| n.name == "mh").unwrap().node;
+    for i in 0..9 {
+        let ap = names.iter().find(|n| n.name == format!("ap{i}")).unwrap().node;
+        let l = r.links.iter().find(|l| l.from == ap && l.to == mh).unwrap();
+        assert!(l.frames_delivered > 20, "interface {i}: {} frames", l.frames_delivered);
+    }
+}

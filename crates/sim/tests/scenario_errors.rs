@@ -179,6 +179,36 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "stop",
         "background",
     ),
+    (
+        "E2TCP minimum window above the maximum: the minimum is at fault",
+        "[flow]\nprotocol = \"e2tcp\"\n[flow.e2tcp]\nmin_window = 40\nmax_window = 10",
+        "flow.e2tcp.min_window",
+        "must not exceed max_window",
+    ),
+    (
+        "E2TCP burst window above the maximum",
+        "[flow]\nprotocol = \"e2tcp\"\n[flow.e2tcp]\nburst_window = 40\nmax_window = 10",
+        "flow.e2tcp.burst_window",
+        "must not exceed max_window",
+    ),
+    (
+        "WWP initial level above the number of levels",
+        "[flow]\nprotocol = \"wwp\"\n[flow.wwp]\nlevels = 3\ninitial_level = 9",
+        "flow.wwp.initial_level",
+        "1..=3",
+    ),
+    (
+        "RCP max_rto below min_rto",
+        "[flow]\nprotocol = \"rcp\"\n[flow.rcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\"",
+        "flow.rcp.max_rto",
+        "at least min_rto",
+    ),
+    (
+        "split relay buffer too small",
+        "[topology]\nkind = \"chain\"\nhops = 2\n[flow]\nprotocol = \"e2tcp\"\n[flow.e2tcp]\nsplit_at = 1\nrelay_buffer = 10",
+        "flow.e2tcp.relay_buffer",
+        "between 1 KB and 1 GB",
+    ),
 ];
 
 #[test]

@@ -1,5 +1,6 @@
 //! E2TCP parameters and the dissection switches of the paper's Table 1.
 
+use crate::config_error::ConfigError;
 use crate::time::Duration;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,24 +46,34 @@ impl Default for E2tcpConfig {
 }
 
 impl E2tcpConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.mss == 0 {
-            return Err("mss must be positive".into());
+            return Err(ConfigError::new("mss", "must be positive"));
         }
-        if self.min_window == 0 || self.burst_window == 0 {
-            return Err("windows must be at least one segment".into());
+        if self.min_window == 0 {
+            return Err(ConfigError::new("min_window", "must be at least one segment"));
         }
-        if self.min_window > self.max_window || self.burst_window > self.max_window {
-            return Err("min_window and burst_window must not exceed max_window".into());
+        if self.burst_window == 0 {
+            return Err(ConfigError::new("burst_window", "must be at least one segment"));
+        }
+        if self.min_window > self.max_window {
+            return Err(ConfigError::new("min_window", "must not exceed max_window"));
+        }
+        if self.burst_window > self.max_window {
+            return Err(ConfigError::new("burst_window", "must not exceed max_window"));
         }
         // SACK edges are 16-bit offsets from the ACK number.
         if self.max_window as u64 * self.mss as u64 > 65_000 {
-            return Err(
-                "max_window × mss must stay within 65 000 bytes (16-bit SACK offsets)".into(),
-            );
+            return Err(ConfigError::new(
+                "max_window",
+                "max_window × mss must stay within 65 000 bytes (16-bit SACK offsets)",
+            ));
         }
         if self.error_limit == 0 {
-            return Err("error_limit must be at least 1".into());
+            return Err(ConfigError::new("error_limit", "must be at least 1"));
+        }
+        if self.min_rto > self.max_rto {
+            return Err(ConfigError::new("max_rto", "must be at least min_rto"));
         }
         Ok(())
     }

@@ -152,6 +152,48 @@ impl TcpConfig {
         }
     }
 
+    /// Check the options against each other; the error names the option.
+    pub fn validate(&self) -> Result<(), crate::ConfigError> {
+        use crate::ConfigError;
+        if self.mss == 0 {
+            return Err(ConfigError::new("mss", "must be positive"));
+        }
+        if self.initial_window == 0 {
+            return Err(ConfigError::new("initial_window", "must be at least one segment"));
+        }
+        if self.max_rto < self.min_rto {
+            return Err(ConfigError::new(
+                "max_rto",
+                format!("must be at least min_rto ({})", self.min_rto),
+            ));
+        }
+        if self.initial_rto == Duration::ZERO {
+            return Err(ConfigError::new("initial_rto", "must be positive"));
+        }
+        if self.recv_buffer < self.mss as usize {
+            return Err(ConfigError::new("recv_buffer", "must hold at least one segment"));
+        }
+        if self.send_buffer < self.mss as usize {
+            return Err(ConfigError::new("send_buffer", "must hold at least one segment"));
+        }
+        if self.sack != self.variant.uses_sack() && self.variant.uses_sack() {
+            return Err(ConfigError::new(
+                "sack",
+                format!("{} recovers with SACK and cannot turn it off", self.variant.name()),
+            ));
+        }
+        if self.eln && self.variant != TcpVariant::NewReno {
+            return Err(ConfigError::new(
+                "eln",
+                format!(
+                    "ELN is the paper's TCP-ELN, built on newreno (protocol \"tcp-eln\"), not {}",
+                    self.variant.name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The window-scale shift that lets a 16-bit window cover the receive
     /// buffer (RFC 7323 caps it at 14).
     pub fn window_scale(&self) -> u8 {

@@ -1,6 +1,7 @@
 //! WWP parameters (the paper's defaults: L = 3, W(i) = 12·i, 1 KB payload,
 //! BT = 40 KB/s).
 
+use crate::config_error::ConfigError;
 use crate::time::Duration;
 
 /// How the receiver picks the next level and how quickly the sender times out.
@@ -91,21 +92,30 @@ impl WwpConfig {
     }
 
     /// Check the invariants; a message names what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.wave_sizes.len() < 2 || self.wave_sizes.len() > 16 {
-            return Err("between 1 and 15 wave levels".into());
+            return Err(ConfigError::new("levels", "between 1 and 15 wave levels"));
         }
         if self.wave_sizes[0] != 0 {
-            return Err("W(0) must be 0".into());
+            return Err(ConfigError::new("levels", "W(0) must be 0"));
         }
         if self.wave_sizes.windows(2).any(|w| w[1] <= w[0]) {
-            return Err("wave sizes must increase with the level".into());
+            return Err(ConfigError::new(
+                "segments_per_level",
+                "wave sizes must increase with the level",
+            ));
         }
-        if self.payload == 0 || self.baseline_bytes_per_sec <= 0.0 {
-            return Err("payload and baseline throughput must be positive".into());
+        if self.payload == 0 {
+            return Err(ConfigError::new("payload", "must be positive"));
+        }
+        if self.baseline_bytes_per_sec <= 0.0 || !self.baseline_bytes_per_sec.is_finite() {
+            return Err(ConfigError::new("baseline_kbytes", "must be a positive number"));
         }
         if self.initial_level == 0 || self.initial_level > self.top() {
-            return Err("initial level must be within 1..=L".into());
+            return Err(ConfigError::new(
+                "initial_level",
+                format!("must be within 1..={} (the number of levels)", self.top()),
+            ));
         }
         Ok(())
     }

@@ -138,8 +138,11 @@ fn dumbbell(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
 /// over `[link]`). Nodes: mh, ap0, srv0, ap1, srv1, … With `shared_server
 /// = true` every access point is wired to one server instead (point-to-point
 /// aggregation): nodes mh, ap0, ap1, …, srv.
+/// Interfaces a multi-homed host may have (R²CP opens a pipe on each).
+pub const MAX_INTERFACES: u64 = 64;
+
 fn multihomed(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topology> {
-    let n = t.int_in("interfaces", 1, 4)?.unwrap_or(2) as u32;
+    let n = t.int_in("interfaces", 1, MAX_INTERFACES)?.unwrap_or(2) as u32;
     let shared = t.bool("shared_server")?.unwrap_or(false);
     let mut names = vec!["mh".to_string()];
     let mut links = Vec::new();
