@@ -132,6 +132,9 @@ impl Simulation {
         // Never among the agents a run waits for.
         ep.done = true;
         ep.relay_class = Some(class);
+        // A relay's packets travel in the flow's access category, as the
+        // ends' do.
+        ep.access_class = self.spec.flows[flow as usize].access_class;
         self.endpoints.push(ep);
         self.agents.push(agent);
         self.core.nodes[node as usize].relays.push((class, index));
