@@ -43,7 +43,12 @@ impl Access for Contention {
     #[inline(always)]
     fn medium_idle(x: &mut Dcf, core: &mut Core, s: usize) {
         for ac in 0..4 {
-            x.schedule(core, s, ac);
+            // Only a pending, unscheduled backoff resumes (`schedule`'s own
+            // test, made here: most categories have none).
+            let a = &x.st[s].acs[ac];
+            if a.backoff.is_some() && !a.scheduled {
+                x.schedule(core, s, ac);
+            }
         }
     }
 
