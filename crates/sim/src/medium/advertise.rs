@@ -7,7 +7,7 @@
 use joulenet_proto::NodeId;
 
 use super::link_state::{Lsa, IP_PROTOCOL};
-use super::{Medium, MediumEvent, Routing, BROADCAST};
+use super::{Mac, Medium, MediumEvent, Routing, BROADCAST};
 use crate::core::Core;
 use crate::event::Event;
 use crate::frame::Frame;
@@ -17,6 +17,9 @@ impl Medium {
     /// decoded (news recomputes the node's routes) and flood the news on.
     pub(super) fn after_decoding(&mut self, core: &mut Core) {
         let d = &mut self.decoded;
+        if d.heard.is_empty() && d.adverts.is_empty() {
+            return;
+        }
         let heard = std::mem::take(&mut d.heard);
         let mut adverts = std::mem::take(&mut d.adverts);
         if let Some(ls) = self.router.ls.as_mut() {

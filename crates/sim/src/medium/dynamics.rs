@@ -8,7 +8,7 @@ use joulenet_proto::{Duration, NodeId, RadioMode, Time};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-use super::{Medium, MediumEvent};
+use super::{Mac, Medium, MediumEvent};
 use crate::core::Core;
 use crate::event::Event;
 use crate::rng::Streams;

@@ -3,7 +3,8 @@
 //! A [`Mac`] owns every station's interface queues and decides when each
 //! frame goes on the air; [`super::Medium`] composes it with the geometry
 //! (who hears whom, PER, delays: [`Geometry`]) and routing
-//! ([`super::routing::Router`]). Two implementations exist:
+//! ([`super::routing::Router`]), holding it as a [`super::AnyMac`] (a new
+//! MAC is a new variant there). Two implementations exist:
 //!
 //! * [`super::dcf::Dcf`] — 802.11 DCF, or EDCA with four access categories
 //!   (`edca = true`): carrier sense, NAV, backoff, RTS/CTS, TXOP bursts,
@@ -82,7 +83,8 @@ pub enum Out {
 #[derive(Debug, Default)]
 pub struct Decoded {
     /// Record every successful decode in `heard` (link-state neighbour
-    /// liveness).
+    /// liveness). Set only with link-state routing over the air, the only
+    /// user of decodes; advertisements exist only then.
     pub track_heard: bool,
     /// (receiver, sender) of every frame decoded.
     pub heard: Vec<(u32, u32)>,

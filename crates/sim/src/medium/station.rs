@@ -203,6 +203,9 @@ pub struct Stations<A: Access> {
     queue_limit: usize,
     /// Four EDCA access categories instead of plain DCF.
     edca: bool,
+    /// The geometry models capture / propagation delay (fixed for a run).
+    capture: bool,
+    delayed: bool,
     pub(super) st: Vec<Station>,
     air: Vec<Option<Air>>,
     free: Vec<u32>,
@@ -277,6 +280,8 @@ impl<A: Access> Stations<A> {
             rts_threshold: spec.rts_threshold,
             queue_limit: spec.queue_limit,
             edca: spec.edca,
+            capture: spec.capture_db.is_some(),
+            delayed: spec.propagation_delay,
             st,
             air: Vec::new(),
             free: Vec::new(),

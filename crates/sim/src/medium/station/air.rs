@@ -100,8 +100,11 @@ impl<A: Access> Stations<A> {
             return;
         };
         let (src, dst) = (air.src as usize, air.dst);
-        let end = air.end + geo.delay_to(src, r as NodeId);
-        let capture = geo.capture();
+        let end = match self.delayed {
+            true => air.end + geo.delay_to(src, r as NodeId),
+            false => air.end,
+        };
+        let capture = self.capture;
         let before = self.st[r].intf;
         let quiet = if capture {
             geo.clear_of(src, r, self.intf_power[r])
@@ -245,7 +248,7 @@ impl<A: Access> Stations<A> {
     fn unsense(&mut self, geo: &Geometry, r: usize, src: usize, fl: u8) {
         if fl & INTF != 0 {
             self.st[r].intf -= 1;
-            if geo.capture() {
+            if self.capture {
                 self.intf_power[r] = match self.st[r].intf {
                     0 => 0.0,
                     _ => self.intf_power[r] - geo.power(src, r),
