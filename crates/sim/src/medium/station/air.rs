@@ -94,6 +94,7 @@ impl<A: Access> Stations<A> {
 
     /// Transmission `id` begins to reach `r`: `r` locks onto it if free,
     /// senses it, and suffers it as interference.
+    #[inline(always)]
     pub(super) fn arrive(&mut self, core: &mut Core, geo: &Geometry, id: u32, r: usize, fl: u8) {
         let now = core.now;
         let Some(air) = self.air[id as usize].as_ref() else {
