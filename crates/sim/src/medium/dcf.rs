@@ -59,6 +59,7 @@ impl Access for Contention {
 
     /// The next frame fits in the TXOP (the category's limit, else the
     /// burst limit if the frame asks for a burst).
+    #[inline]
     fn txop_continues(x: &Dcf, now: Time, s: usize, ac: usize, start: Time) -> bool {
         let a = &x.st[s].acs[ac];
         let Some(q) = a.queue.front() else {
@@ -81,6 +82,7 @@ impl Access for Contention {
 
     /// Post-backoff for `ac`; categories whose frames arrived during the
     /// exchange contend too.
+    #[inline]
     fn exchange_over(x: &mut Dcf, cx: &mut Cx<'_>, s: usize, ac: usize) {
         let b = x.draw(s, ac);
         x.st[s].acs[ac].backoff = Some(b);
@@ -92,6 +94,7 @@ impl Access for Contention {
     }
 
     /// Retry with a doubled window (reset after a drop).
+    #[inline]
     fn attempt_failed(x: &mut Dcf, cx: &mut Cx<'_>, s: usize, ac: usize, dropped: bool) {
         let a = &mut x.st[s].acs[ac];
         if dropped {

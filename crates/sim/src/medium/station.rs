@@ -567,6 +567,7 @@ impl<A: Access> Stations<A> {
         );
     }
 
+    #[inline]
     fn arm_timeout(&mut self, cx: &mut Cx<'_>, s: usize, answer: Duration) {
         let st = &mut self.st[s];
         st.tgen = st.tgen.wrapping_add(1);
@@ -580,6 +581,7 @@ impl<A: Access> Stations<A> {
         );
     }
 
+    #[inline]
     fn set_nav(&mut self, cx: &mut Cx<'_>, r: usize, until: Time) {
         if until > self.st[r].nav && until > cx.core.now {
             self.st[r].nav = until;
@@ -589,6 +591,7 @@ impl<A: Access> Stations<A> {
         }
     }
 
+    #[inline]
     fn respond_in_sifs(&mut self, cx: &mut Cx<'_>, r: usize, resp: Response) {
         let st = &mut self.st[r];
         st.response = Some(resp);
