@@ -15,11 +15,11 @@ pub mod stats;
 pub mod time;
 pub mod timer;
 
+pub use config_error::ConfigError;
 pub use net::{
     AccessClass, Addr, Agent, AppRead, LinkInfo, Net, NetworkHeader, NodeId, RadioControl,
     RadioMode, Route, Transit, TransitVerdict, TransportEvent, TxOpts,
 };
-pub use config_error::ConfigError;
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub use timer::{TimerId, TimerTable};

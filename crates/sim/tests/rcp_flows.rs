@@ -171,8 +171,16 @@ servers = ["srv1", "srv2", "srv3", "srv4", "srv5", "srv6", "srv7", "srv8"]
     let names = &r.nodes;
     let mh = names.iter().find(|n| n.name == "mh").unwrap().node;
     for i in 0..9 {
-        let ap = names.iter().find(|n| n.name == format!("ap{i}")).unwrap().node;
+        let ap = names
+            .iter()
+            .find(|n| n.name == format!("ap{i}"))
+            .unwrap()
+            .node;
         let l = r.links.iter().find(|l| l.from == ap && l.to == mh).unwrap();
-        assert!(l.frames_delivered > 20, "interface {i}: {} frames", l.frames_delivered);
+        assert!(
+            l.frames_delivered > 20,
+            "interface {i}: {} frames",
+            l.frames_delivered
+        );
     }
 }

@@ -51,16 +51,25 @@ impl E2tcpConfig {
             return Err(ConfigError::new("mss", "must be positive"));
         }
         if self.min_window == 0 {
-            return Err(ConfigError::new("min_window", "must be at least one segment"));
+            return Err(ConfigError::new(
+                "min_window",
+                "must be at least one segment",
+            ));
         }
         if self.burst_window == 0 {
-            return Err(ConfigError::new("burst_window", "must be at least one segment"));
+            return Err(ConfigError::new(
+                "burst_window",
+                "must be at least one segment",
+            ));
         }
         if self.min_window > self.max_window {
             return Err(ConfigError::new("min_window", "must not exceed max_window"));
         }
         if self.burst_window > self.max_window {
-            return Err(ConfigError::new("burst_window", "must not exceed max_window"));
+            return Err(ConfigError::new(
+                "burst_window",
+                "must not exceed max_window",
+            ));
         }
         // SACK edges are 16-bit offsets from the ACK number.
         if self.max_window as u64 * self.mss as u64 > 65_000 {

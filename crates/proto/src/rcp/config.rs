@@ -94,7 +94,10 @@ impl RcpConfig {
             return Err(ConfigError::new("mss", "must be positive"));
         }
         if self.initial_window == 0 {
-            return Err(ConfigError::new("initial_window", "must be at least one segment"));
+            return Err(ConfigError::new(
+                "initial_window",
+                "must be at least one segment",
+            ));
         }
         if self.max_rto < self.min_rto {
             return Err(ConfigError::new(
@@ -103,10 +106,16 @@ impl RcpConfig {
             ));
         }
         if self.recv_buffer < self.mss as usize {
-            return Err(ConfigError::new("recv_buffer", "must hold at least one segment"));
+            return Err(ConfigError::new(
+                "recv_buffer",
+                "must hold at least one segment",
+            ));
         }
         if self.send_buffer < self.mss as usize {
-            return Err(ConfigError::new("send_buffer", "must hold at least one segment"));
+            return Err(ConfigError::new(
+                "send_buffer",
+                "must hold at least one segment",
+            ));
         }
         if self.request_every == 0 {
             return Err(ConfigError::new("request_every", "must be at least 1"));

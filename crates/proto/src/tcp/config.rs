@@ -159,7 +159,10 @@ impl TcpConfig {
             return Err(ConfigError::new("mss", "must be positive"));
         }
         if self.initial_window == 0 {
-            return Err(ConfigError::new("initial_window", "must be at least one segment"));
+            return Err(ConfigError::new(
+                "initial_window",
+                "must be at least one segment",
+            ));
         }
         if self.max_rto < self.min_rto {
             return Err(ConfigError::new(
@@ -171,15 +174,24 @@ impl TcpConfig {
             return Err(ConfigError::new("initial_rto", "must be positive"));
         }
         if self.recv_buffer < self.mss as usize {
-            return Err(ConfigError::new("recv_buffer", "must hold at least one segment"));
+            return Err(ConfigError::new(
+                "recv_buffer",
+                "must hold at least one segment",
+            ));
         }
         if self.send_buffer < self.mss as usize {
-            return Err(ConfigError::new("send_buffer", "must hold at least one segment"));
+            return Err(ConfigError::new(
+                "send_buffer",
+                "must hold at least one segment",
+            ));
         }
         if self.sack != self.variant.uses_sack() && self.variant.uses_sack() {
             return Err(ConfigError::new(
                 "sack",
-                format!("{} recovers with SACK and cannot turn it off", self.variant.name()),
+                format!(
+                    "{} recovers with SACK and cannot turn it off",
+                    self.variant.name()
+                ),
             ));
         }
         if self.eln && self.variant != TcpVariant::NewReno {

@@ -109,7 +109,10 @@ impl WwpConfig {
             return Err(ConfigError::new("payload", "must be positive"));
         }
         if self.baseline_bytes_per_sec <= 0.0 || !self.baseline_bytes_per_sec.is_finite() {
-            return Err(ConfigError::new("baseline_kbytes", "must be a positive number"));
+            return Err(ConfigError::new(
+                "baseline_kbytes",
+                "must be a positive number",
+            ));
         }
         if self.initial_level == 0 || self.initial_level > self.top() {
             return Err(ConfigError::new(

@@ -3,8 +3,7 @@
 
 use joulenet_proto::{Agent, LinkInfo, NodeId, Route};
 
-use super::csma::{Medium, Out};
-use super::{MediumEvent, MediumSpec};
+use super::{Medium, MediumEvent, MediumSpec, Out};
 use crate::core::Core;
 use crate::rng::Streams;
 use crate::simulation::Simulation;

@@ -4,14 +4,11 @@
 //! and depends only on time, so two protocols run with one seed face the
 //! same network.
 
-use std::collections::HashMap;
-
 use joulenet_proto::{Duration, NodeId, RadioMode, Time};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-use super::csma::Medium;
-use super::MediumEvent;
+use super::{Mac, Medium, MediumEvent};
 use crate::core::Core;
 use crate::event::Event;
 use crate::rng::Streams;
@@ -48,12 +45,6 @@ pub struct Mobility {
     pub nodes: Vec<NodeId>,
 }
 
-pub(super) struct PairState {
-    bad: bool,
-    next: Time,
-    rng: Pcg64Mcg,
-}
-
 pub(super) struct Walker {
     node: usize,
     from: (f64, f64),
@@ -64,13 +55,11 @@ pub(super) struct Walker {
 }
 
 #[derive(Default)]
-pub(super) struct Dynamics {
-    pub(super) pairs: HashMap<(NodeId, NodeId), PairState>,
+pub(crate) struct Dynamics {
     pub(super) walkers: Vec<Walker>,
-    pub(super) master: u64,
 }
 
-fn exp(rng: &mut Pcg64Mcg, mean: Duration) -> Duration {
+pub(super) fn exp(rng: &mut Pcg64Mcg, mean: Duration) -> Duration {
     let u: f64 = rng.random::<f64>();
     Duration::from_secs_f64(-mean.as_secs_f64() * (1.0 - u).ln())
 }
@@ -107,17 +96,17 @@ impl Walker {
 impl Medium {
     /// Schedule the first events of the dynamic processes.
     pub(crate) fn start_dynamics(&mut self, core: &mut Core, streams: &Streams) {
-        self.dyn_.master = streams.master();
-        if self.spec.mac == super::Mac::Tdma {
-            self.start_tdma(core, streams);
+        {
+            let (mac, mut cx) = self.split(core);
+            mac.start(&mut cx, streams);
         }
-        for (i, o) in self.spec.outages.iter().enumerate() {
+        for (i, o) in self.geo.spec.outages.iter().enumerate() {
             core.queue.push(
                 Time::ZERO + o.start,
                 Event::Medium(MediumEvent::NodeDown { outage: i as u32 }),
             );
         }
-        match self.spec.routing {
+        match self.router.mode {
             super::Routing::LinkState {
                 interval,
                 over_air: false,
@@ -138,13 +127,14 @@ impl Medium {
                     .map(|a| {
                         (0..n)
                             .filter(|&b| {
-                                b != a && self.per_of(a, b) < 1.0 && self.per_of(b, a) < 1.0
+                                b != a && self.geo.per_of(a, b) < 1.0 && self.geo.per_of(b, a) < 1.0
                             })
                             .map(|b| (b as NodeId, self.etx_toward(a, b, min_samples)))
                             .collect()
                     })
                     .collect();
-                self.ls = Some(super::link_state::LinkStateViews::new(interval, links));
+                self.router.ls = Some(super::link_state::LinkStateViews::new(interval, links));
+                self.decoded.track_heard = true;
                 for node in 0..n {
                     let mut rng = streams.stream(&format!("medium/{node}/advertise"));
                     let offset = Duration(rng.random_range(0..interval.0.max(1)));
@@ -156,14 +146,14 @@ impl Medium {
             }
             _ => {}
         }
-        if let Some(m) = self.spec.mobility.clone() {
+        if let Some(m) = self.geo.spec.mobility.clone() {
             let movers: Vec<usize> = if m.nodes.is_empty() {
                 (0..self.nodes()).collect()
             } else {
                 m.nodes.iter().map(|&n| n as usize).collect()
             };
             for node in movers {
-                let p = self.spec.positions[node];
+                let p = self.geo.spec.positions[node];
                 let mut rng = streams.stream(&format!("mobility/{node}"));
                 let depart = Time::ZERO + exp(&mut rng, m.pause);
                 self.dyn_.walkers.push(Walker {
@@ -181,7 +171,7 @@ impl Medium {
     }
 
     pub(super) fn outage_event(&mut self, core: &mut Core, outage: u32, down: bool) {
-        let o = self.spec.outages[outage as usize];
+        let o = self.geo.spec.outages[outage as usize];
         let node = o.node as usize;
         if down {
             self.down_count[node] += 1;
@@ -210,40 +200,17 @@ impl Medium {
     }
 
     pub(super) fn move_event(&mut self, core: &mut Core) {
-        let Some(m) = self.spec.mobility.clone() else {
+        let Some(m) = self.geo.spec.mobility.clone() else {
             return;
         };
         let now = core.now;
         let mut walkers = std::mem::take(&mut self.dyn_.walkers);
         for w in &mut walkers {
-            self.spec.positions[w.node] = w.position(now, &m);
+            self.geo.spec.positions[w.node] = w.position(now, &m);
         }
         self.dyn_.walkers = walkers;
         self.rebuild_geometry();
         core.queue
             .push(now + m.update, Event::Medium(MediumEvent::Move));
-    }
-
-    /// Whether the link a–b is in its bad state at `now` (fading only).
-    pub(super) fn link_bad(&mut self, a: NodeId, b: NodeId, now: Time) -> bool {
-        let Some(f) = self.spec.fading else {
-            return false;
-        };
-        let key = (a.min(b), a.max(b));
-        let master = self.dyn_.master;
-        let st = self.dyn_.pairs.entry(key).or_insert_with(|| {
-            let mut rng =
-                Streams::new(master).stream(&format!("medium/fading/{}/{}", key.0, key.1));
-            let p_bad = f.mean_bad.as_secs_f64() / (f.mean_good + f.mean_bad).as_secs_f64();
-            let bad = rng.random::<f64>() < p_bad;
-            let next = Time::ZERO + exp(&mut rng, if bad { f.mean_bad } else { f.mean_good });
-            PairState { bad, next, rng }
-        });
-        while now >= st.next {
-            st.bad = !st.bad;
-            let mean = if st.bad { f.mean_bad } else { f.mean_good };
-            st.next += exp(&mut st.rng, mean).max(Duration(1));
-        }
-        st.bad
     }
 }

@@ -4,27 +4,53 @@
 //! MAC (DCF, optional EDCA categories, RTS/CTS, TXOP bursts) or a TDMA MAC
 //! with collision-free pseudo-random slot schedules.
 //!
+//! [`Medium`] is a composition of owned parts with one interface between
+//! them and the MAC:
+//! * [`geometry::Geometry`] — positions, PER from distance (and fading),
+//!   ranges, capture, propagation delay;
+//! * [`routing::Router`] — static, DTN and link-state routes
+//!   (`link_state.rs`: per-node views; `advertise.rs`: advertisements on
+//!   the air);
+//! * a MAC behind the [`mac::Mac`] trait — [`dcf::Dcf`] (802.11
+//!   DCF/EDCA) or [`tdma::Tdma`], both built on the shared 802.11 station
+//!   code (`station.rs`) with their own access policy — held as an
+//!   [`AnyMac`] (a `match` per call: a `Box<dyn Mac>` cost 1.2% more
+//!   instructions in the mesh benchmark);
+//! * what changes with time (`dynamics.rs`: outages, mobility).
+//!
 //! The medium is a module of its own: the rest of the simulator reaches it
 //! through three hooks — [`crate::core::Core::forward`] hands it frames for
 //! nodes on the medium, [`crate::event::Event::Medium`] carries its events,
-//! and [`crate::ctx::Ctx`] asks it for routes and per-neighbour statistics.
-//! See `docs/scenarios.md` (`[medium]`) for the model and its keys.
+//! and [`crate::ctx::Ctx`] asks it for routes and per-neighbour statistics
+//! (`driver.rs`). See `docs/scenarios.md` (`[medium]`) for the model and
+//! its keys.
 
-pub mod csma;
+mod advertise;
+pub mod dcf;
 pub mod driver;
 pub mod dynamics;
+pub mod geometry;
 pub mod link_state;
+pub mod mac;
 pub mod phy;
 pub mod routing;
+pub mod station;
 pub mod tdma;
 
 use joulenet_channel::radio::RadioProfile;
-use joulenet_proto::{Duration, NodeId};
+use joulenet_proto::{Duration, LinkInfo, NodeId};
 use serde::Serialize;
 
-pub use csma::Medium;
 pub use dynamics::{Fading, Mobility, Outage};
+pub use mac::{Mac, Out};
 pub use phy::Phy;
+
+use crate::core::Core;
+use crate::frame::Frame;
+use crate::rng::Streams;
+use geometry::Geometry;
+use mac::Cx;
+use routing::Router;
 
 /// MAC-level broadcast address.
 pub const BROADCAST: NodeId = u32::MAX;
@@ -139,9 +165,9 @@ impl Reception {
     }
 }
 
-/// The medium access control.
+/// Which medium access control the medium runs (`mac` in `[medium]`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Mac {
+pub enum MacKind {
     Csma,
     Tdma,
 }
@@ -196,7 +222,7 @@ pub struct MediumSpec {
     /// Explicit PER per (a, b) pair, both directions; 1 removes the link.
     pub per_overrides: Vec<(NodeId, NodeId, f64)>,
     pub phy: Phy,
-    pub mac: Mac,
+    pub mac: MacKind,
     /// Retransmissions after the first attempt; 0 disables link ARQ.
     pub retry_limit: u8,
     /// Frames whose network packet exceeds this use RTS/CTS.
@@ -311,4 +337,225 @@ pub struct MediumStats {
     pub frames_sent: Vec<u64>,
     pub bytes_on_air: Vec<u64>,
     pub frames_received: Vec<u64>,
+}
+
+/// The shared medium: geometry, routing and a MAC, plus which nodes are up.
+pub struct Medium {
+    pub geo: Geometry,
+    pub router: Router,
+    pub mac: AnyMac,
+    /// Whether each node is up (outages), and how many outages hold it down.
+    pub(crate) up: Vec<bool>,
+    pub(crate) down_count: Vec<u32>,
+    /// Mobility's walkers.
+    pub(crate) dyn_: dynamics::Dynamics,
+    /// Routing's counters (hop-limit drops, advertisements); the MAC keeps
+    /// its own.
+    pub stats: MediumStats,
+    /// What the MAC hands back: frames for the simulation, and what it
+    /// decoded for routing.
+    pub out: Vec<Out>,
+    pub(crate) decoded: mac::Decoded,
+}
+
+impl Medium {
+    /// `radios[i]` is node i's radio in the core's ledgers.
+    pub fn new(spec: &MediumSpec, radios: &[u32], streams: &Streams) -> Medium {
+        let geo = Geometry::new(spec, streams);
+        let n = geo.n;
+        let up = vec![true; n];
+        let router = Router::new(&geo.per, n, spec.metric, spec.routing, &up);
+        let mac = match spec.mac {
+            MacKind::Csma => AnyMac::Dcf(dcf::Dcf::new(spec, radios, streams)),
+            MacKind::Tdma => AnyMac::Tdma(tdma::Tdma::new(spec, radios, streams)),
+        };
+        Medium {
+            geo,
+            router,
+            mac,
+            up,
+            down_count: vec![0; n],
+            dyn_: Default::default(),
+            stats: MediumStats::default(),
+            out: Vec::new(),
+            decoded: Default::default(),
+        }
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.geo.n
+    }
+
+    /// The MAC with what it borrows from the rest of the medium.
+    #[inline(always)]
+    fn split<'a>(&'a mut self, core: &'a mut Core) -> (&'a mut AnyMac, Cx<'a>) {
+        let cx = Cx {
+            core,
+            geo: &mut self.geo,
+            up: &self.up,
+            out: &mut self.out,
+            decoded: &mut self.decoded,
+        };
+        (&mut self.mac, cx)
+    }
+
+    /// The next hop from `node` toward `dst` and the hops left.
+    pub fn next_hop(&self, node: NodeId, dst: NodeId) -> Option<(NodeId, u32)> {
+        self.router.next_hop(node, dst, &self.up)
+    }
+
+    /// Queue `frame` at `node` for its next hop `next` (or [`BROADCAST`]).
+    pub fn enqueue(&mut self, core: &mut Core, node: NodeId, frame: Frame, next: NodeId) {
+        let (mac, mut cx) = self.split(core);
+        mac.enqueue(&mut cx, node, frame, next, false);
+    }
+
+    /// The node died: its queue is lost and its station falls silent.
+    pub fn kill(&mut self, core: &mut Core, node: NodeId) {
+        let (mac, mut cx) = self.split(core);
+        mac.kill(&mut cx, node);
+    }
+
+    /// The node's radio is usable again: resume sending.
+    pub fn wake(&mut self, core: &mut Core, node: NodeId) {
+        let (mac, mut cx) = self.split(core);
+        mac.wake(&mut cx, node);
+    }
+
+    /// What `Net::link` reports for `node`'s link toward `nbr`.
+    pub fn link_info(&self, node: NodeId, nbr: NodeId) -> Option<LinkInfo> {
+        let (a, b) = (node as usize, nbr as usize);
+        let n = self.geo.n;
+        if a >= n || b >= n || a == b {
+            return None;
+        }
+        let in_range = self.geo.per_of(a, b) < 1.0 && self.up[a] && self.up[b];
+        self.mac.link(node, nbr, in_range)
+    }
+
+    #[inline(always)]
+    pub fn handle(&mut self, core: &mut Core, ev: MediumEvent) {
+        match ev {
+            MediumEvent::NodeDown { outage } => self.outage_event(core, outage, true),
+            MediumEvent::NodeUp { outage } => self.outage_event(core, outage, false),
+            MediumEvent::Move => self.move_event(core),
+            MediumEvent::RouteUpdate => self.route_update(core),
+            MediumEvent::Advertise { node } => self.advertise(core, node as usize),
+            ev => {
+                let (mac, mut cx) = self.split(core);
+                mac.handle(&mut cx, ev);
+                // Only link-state routing over the air wants decodes.
+                if self.decoded.track_heard {
+                    self.after_decoding(core);
+                }
+            }
+        }
+    }
+
+    /// A node fails (its queue is lost) or recovers; routes follow.
+    pub(crate) fn set_up(&mut self, core: &mut Core, node: usize, up: bool) {
+        self.up[node] = up;
+        if !up {
+            self.kill(core, node as NodeId);
+        }
+        self.router
+            .graph_changed(&self.geo.per, self.geo.n, &self.up);
+        if up {
+            self.wake(core, node as NodeId);
+        }
+    }
+
+    /// Positions changed: the geometry is rebuilt and routes follow.
+    pub(crate) fn rebuild_geometry(&mut self) {
+        self.geo.rebuild();
+        self.router
+            .graph_changed(&self.geo.per, self.geo.n, &self.up);
+    }
+
+    /// A link-state update: routes from the current graph, weighted by the
+    /// measured delivery ratios where there are enough samples.
+    fn route_update(&mut self, core: &mut Core) {
+        let Routing::LinkState {
+            interval,
+            min_samples,
+            over_air: false,
+        } = self.router.mode
+        else {
+            return;
+        };
+        let n = self.geo.n;
+        let mut est = self.geo.per.clone();
+        self.mac.visit_links(&mut |a, b, c| {
+            let b = b as usize;
+            if c.attempts >= min_samples && est[a * n + b] < 1.0 {
+                // Attempts without an ACK: both directions' losses.
+                let fail = 1.0 - c.acked as f64 / c.attempts as f64;
+                est[a * n + b] = (fail.clamp(0.0, 0.99)) as f32;
+            }
+        });
+        self.router.refresh(&est, n, &self.up);
+        core.queue.push(
+            core.now + interval,
+            crate::event::Event::Medium(MediumEvent::RouteUpdate),
+        );
+    }
+
+    /// Results: the MAC's counters, routing's, and per-node airtime.
+    pub fn snapshot(&self) -> MediumStats {
+        let mut s = self.mac.stats();
+        s.hop_limit_drops = self.stats.hop_limit_drops;
+        s.lsa_originated = self.stats.lsa_originated;
+        s.lsa_forwarded = self.stats.lsa_forwarded;
+        s.lsa_stale_views = self.router.ls.as_ref().map_or(0, |ls| ls.stale_pairs());
+        s
+    }
+}
+
+/// The MACs the medium can run, dispatched statically (a `match` instead
+/// of a vtable: see docs/PERFORMANCE.md for the measurement).
+pub enum AnyMac {
+    Dcf(dcf::Dcf),
+    Tdma(tdma::Tdma),
+}
+
+/// `Mac::method(m, ..)`, not `m.method(..)`: the station code has inherent
+/// methods of the same names, which method syntax would pick.
+macro_rules! each_mac {
+    ($self:expr, $m:ident => $e:expr) => {
+        match $self {
+            AnyMac::Dcf($m) => $e,
+            AnyMac::Tdma($m) => $e,
+        }
+    };
+}
+
+impl Mac for AnyMac {
+    fn start(&mut self, cx: &mut Cx<'_>, streams: &Streams) {
+        each_mac!(self, m => Mac::start(m, cx, streams))
+    }
+    fn enqueue(&mut self, cx: &mut Cx<'_>, node: NodeId, frame: Frame, next: NodeId, advert: bool) {
+        each_mac!(self, m => Mac::enqueue(m, cx, node, frame, next, advert))
+    }
+    #[inline(always)]
+    fn handle(&mut self, cx: &mut Cx<'_>, ev: MediumEvent) {
+        each_mac!(self, m => Mac::handle(m, cx, ev))
+    }
+    fn wake(&mut self, cx: &mut Cx<'_>, node: NodeId) {
+        each_mac!(self, m => Mac::wake(m, cx, node))
+    }
+    fn kill(&mut self, cx: &mut Cx<'_>, node: NodeId) {
+        each_mac!(self, m => Mac::kill(m, cx, node))
+    }
+    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
+        each_mac!(self, m => Mac::link(m, node, nbr, in_range))
+    }
+    fn link_counts(&self, node: NodeId, nbr: NodeId) -> Option<mac::LinkCounts> {
+        each_mac!(self, m => Mac::link_counts(m, node, nbr))
+    }
+    fn visit_links(&self, f: &mut dyn FnMut(usize, NodeId, mac::LinkCounts)) {
+        each_mac!(self, m => Mac::visit_links(m, f))
+    }
+    fn stats(&self) -> MediumStats {
+        each_mac!(self, m => Mac::stats(m, ))
+    }
 }

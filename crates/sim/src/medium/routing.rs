@@ -1,13 +1,17 @@
-//! Static shortest-path routing over the medium's connectivity graph, by hop
-//! count or by ETX. Ties are broken by node order, so routes are
-//! deterministic.
+//! Routing on the medium: static shortest paths over the connectivity
+//! graph, by hop count or by ETX (ties broken by node order, so routes are
+//! deterministic), DTN next hops toward the edge of a partition, and
+//! link-state views (refreshed instantly, or fed by advertisements flooded
+//! on the air, `link_state.rs`). [`Router`] owns all of it; it reads the
+//! geometry's PER matrix and which nodes are up, never the MAC.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use joulenet_proto::NodeId;
 
-use super::Metric;
+use super::link_state::LinkStateViews;
+use super::{Metric, Routing};
 
 pub const NONE: NodeId = u32::MAX;
 
@@ -70,6 +74,59 @@ impl Routes {
 
     pub fn hops(&self, src: NodeId, dst: NodeId) -> u32 {
         self.hops[src as usize * self.n + dst as usize]
+    }
+}
+
+/// The routing part of the medium: the routes every node uses now.
+pub struct Router {
+    pub mode: Routing,
+    metric: Metric,
+    pub routes: Routes,
+    /// Routes of the complete network, for DTN next hops.
+    all_up_routes: Option<Routes>,
+    /// Per-node link-state views (over-the-air advertisements).
+    pub ls: Option<LinkStateViews>,
+}
+
+impl Router {
+    /// Routes of the initial graph (`per` row-major over `n` nodes).
+    pub fn new(per: &[f32], n: usize, metric: Metric, mode: Routing, up: &[bool]) -> Router {
+        let routes = Routes::compute(per, n, metric, up);
+        Router {
+            all_up_routes: (mode == Routing::Dtn).then(|| routes.clone()),
+            routes,
+            mode,
+            metric,
+            ls: None,
+        }
+    }
+
+    /// The next hop from `node` toward `dst` and the hops left.
+    pub fn next_hop(&self, node: NodeId, dst: NodeId, up: &[bool]) -> Option<(NodeId, u32)> {
+        if let Some(h) = self.routes.next_hop(node, dst) {
+            return Some((h, self.routes.hops(node, dst)));
+        }
+        let all = self.all_up_routes.as_ref()?;
+        let h = all.next_hop(node, dst)?;
+        up[h as usize].then(|| (h, all.hops(node, dst)))
+    }
+
+    /// Link-state views are refreshed only at updates, not at every change.
+    pub fn stale_views(&self) -> bool {
+        matches!(self.mode, Routing::LinkState { .. })
+    }
+
+    /// The graph changed (a node failed or recovered, nodes moved): routes
+    /// follow at once unless views are refreshed only at updates.
+    pub fn graph_changed(&mut self, per: &[f32], n: usize, up: &[bool]) {
+        if !self.stale_views() {
+            self.routes = Routes::compute(per, n, self.metric, up);
+        }
+    }
+
+    /// A link-state update without messages: routes by ETX on `est`.
+    pub fn refresh(&mut self, est: &[f32], n: usize, up: &[bool]) {
+        self.routes = Routes::compute(est, n, Metric::Etx, up);
     }
 }
 

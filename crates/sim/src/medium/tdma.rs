@@ -17,18 +17,22 @@
 //! else the retry limit). Per-link estimates of the available rate (unused
 //! slots) and of the loss rate are exposed through `Net::link`.
 
-use joulenet_proto::{Duration, NodeId, RadioMode};
+use joulenet_proto::{Duration, LinkInfo, NodeId, RadioMode, Time};
 
-use super::csma::Medium;
-use super::MediumEvent;
+use super::mac::{Cx, LinkCounts, Mac};
+use super::station::{Access, Stations};
+use super::{MediumEvent, MediumSpec, MediumStats};
 use crate::core::Core;
 use crate::event::Event;
+use crate::frame::Frame;
 use crate::rng::{splitmix64, Streams};
 
 /// Largest network packet a slot is sized for.
 pub const SLOT_BYTES: usize = 1500;
 
-pub struct Tdma {
+/// The slot schedule: which links may send in which slot of each frame,
+/// and how much of its slots each link used.
+pub struct Schedule {
     pub slot: Duration,
     pub guard: Duration,
     pub links: Vec<(NodeId, NodeId)>,
@@ -108,7 +112,7 @@ pub fn frame_schedule(
     frame
 }
 
-impl Tdma {
+impl Schedule {
     pub fn link_index(&self, a: NodeId, b: NodeId) -> Option<usize> {
         self.links.iter().position(|&l| l == (a, b))
     }
@@ -152,21 +156,153 @@ impl Tdma {
     }
 }
 
-impl Medium {
+/// The slotted policy: stations send only in their links' slots, so none
+/// of the contention hooks does anything.
+pub struct Slots;
+
+impl Access for Slots {
+    #[inline]
+    fn kick(_: &mut Stations<Slots>, _: &mut Cx<'_>, _: usize, _: usize) {}
+    #[inline]
+    fn medium_idle(_: &mut Stations<Slots>, _: &mut Core, _: usize) {}
+    #[inline]
+    fn medium_busy(_: &mut Stations<Slots>, _: Time, _: usize) {}
+    /// One frame per slot.
+    #[inline]
+    fn txop_continues(_: &Stations<Slots>, _: Time, _: usize, _: usize, _: Time) -> bool {
+        false
+    }
+    #[inline]
+    fn exchange_over(x: &mut Stations<Slots>, cx: &mut Cx<'_>, s: usize, _: usize) {
+        x.update_sense(cx.core, s);
+    }
+    /// Retried in the link's next slot.
+    #[inline]
+    fn attempt_failed(_: &mut Stations<Slots>, _: &mut Cx<'_>, _: usize, _: usize, _: bool) {}
+}
+
+impl Stations<Slots> {
+    /// In the slot of link s→b, send the oldest frame for b (whether a
+    /// frame went out).
+    fn slot_send(&mut self, cx: &mut Cx<'_>, s: usize, b: NodeId) -> bool {
+        let st = &mut self.st[s];
+        if st.exchange || st.tx_active || !cx.up[s] || !cx.core.nodes[s].alive() {
+            return false;
+        }
+        let q = &mut st.acs[2].queue;
+        let Some(i) = q.iter().position(|x| x.next == b) else {
+            return false;
+        };
+        if i > 0 {
+            let f = q.remove(i).expect("index from position");
+            q.push_front(f);
+        }
+        st.txop_start = None;
+        self.transmit_head(cx, s, 2, true);
+        true
+    }
+}
+
+/// The TDMA MAC: 802.11-style stations (link ACKs, retries) sending in
+/// the slots of a per-frame schedule.
+pub struct Tdma {
+    x: Stations<Slots>,
+    /// Built when the run starts (it needs the run's seed).
+    sched: Option<Schedule>,
+    /// Shortest frame (`tdma_slots`).
+    min_slots: u32,
+    /// Radios wake this long before their slots.
+    guard: Duration,
+}
+
+impl Tdma {
+    /// `radios[i]` is node i's radio in the core's ledgers.
+    pub fn new(spec: &MediumSpec, radios: &[u32], streams: &Streams) -> Tdma {
+        Tdma {
+            x: Stations::new(spec, radios, streams),
+            sched: None,
+            min_slots: spec.tdma_slots,
+            guard: spec.radio.sleep_to_idle + Duration::from_micros(10),
+        }
+    }
+
+    fn slot_event(&mut self, cx: &mut Cx<'_>, index: u32, phase: u8) {
+        let Some(t) = self.sched.as_mut() else {
+            return;
+        };
+        let now = cx.core.now;
+        let s = t.local_slot(index);
+        let links: Vec<(usize, (NodeId, NodeId))> =
+            t.by_slot[s].iter().map(|&i| (i, t.links[i])).collect();
+        let (slot, guard) = (t.slot, t.guard);
+        match phase {
+            0 => {
+                for &(_, (a, b)) in &links {
+                    for x in [a, b] {
+                        if cx.up[x as usize] && cx.core.nodes[x as usize].alive() {
+                            let r = self.x.radio_of(x as usize);
+                            cx.core.radios[r].set_mode(now, RadioMode::Awake);
+                        }
+                    }
+                }
+                cx.core.queue.push(
+                    now + guard,
+                    Event::Medium(MediumEvent::Slot { index, phase: 1 }),
+                );
+            }
+            1 => {
+                t.slots_elapsed += 1;
+                for &(i, (a, b)) in &links {
+                    if let Some(t) = self.sched.as_mut() {
+                        t.offered[i] += 1;
+                    }
+                    if self.x.slot_send(cx, a as usize, b) {
+                        if let Some(t) = self.sched.as_mut() {
+                            t.used[i] += 1;
+                        }
+                    }
+                }
+                let end = now - guard + slot;
+                cx.core
+                    .queue
+                    .push(end, Event::Medium(MediumEvent::Slot { index, phase: 2 }));
+            }
+            _ => {
+                for &(_, (a, b)) in &links {
+                    for x in [a, b] {
+                        if cx.up[x as usize] {
+                            let r = self.x.radio_of(x as usize);
+                            cx.core.radios[r].set_mode(now, RadioMode::Sleep);
+                        }
+                    }
+                }
+                cx.core.queue.push(
+                    now,
+                    Event::Medium(MediumEvent::Slot {
+                        index: index.wrapping_add(1),
+                        phase: 0,
+                    }),
+                );
+            }
+        }
+    }
+}
+
+impl Mac for Tdma {
     /// Build the schedule, put every radio to sleep and start the frame.
-    pub(crate) fn start_tdma(&mut self, core: &mut Core, streams: &Streams) {
-        let n = self.nodes();
+    fn start(&mut self, cx: &mut Cx<'_>, streams: &Streams) {
+        let n = self.x.n;
+        let geo = &*cx.geo;
         let mut links: Vec<(NodeId, NodeId)> = Vec::new();
         for a in 0..n {
             for b in 0..n {
-                if a != b && self.per_of(a, b) < 1.0 && self.per_of(b, a) < 1.0 {
+                if a != b && geo.per_of(a, b) < 1.0 && geo.per_of(b, a) < 1.0 {
                     links.push((a as NodeId, b as NodeId));
                 }
             }
         }
-        let intf = self.spec.interference_range;
-        let near =
-            |x: NodeId, y: NodeId| x == y || self.spec.distance(x as usize, y as usize) <= intf;
+        let intf = geo.spec.interference_range;
+        let near = |x: NodeId, y: NodeId| x == y || geo.distance(x as usize, y as usize) <= intf;
         let conflict = |l: (NodeId, NodeId), m: (NodeId, NodeId)| {
             near(l.0, m.0) || near(l.0, m.1) || near(l.1, m.0) || near(l.1, m.1)
         };
@@ -178,10 +314,10 @@ impl Medium {
             })
             .collect();
         let base = streams.seed("medium/tdma/schedule");
-        let min_slots = self.spec.tdma_slots;
+        let min_slots = self.min_slots;
         let by_slot = frame_schedule(&links, &conflicts, base, 0, min_slots);
-        let phy = &self.spec.phy;
-        let guard = self.spec.radio.sleep_to_idle + Duration::from_micros(10);
+        let phy = &self.x.phy;
+        let guard = self.guard;
         let slot = guard
             + phy.data_airtime(SLOT_BYTES)
             + phy.sifs
@@ -189,7 +325,7 @@ impl Medium {
             + phy.slot
             + Duration::from_micros(10);
         let k = links.len();
-        self.tdma = Some(Tdma {
+        self.sched = Some(Schedule {
             slot,
             guard,
             links,
@@ -205,72 +341,54 @@ impl Medium {
             slots_elapsed: 0,
         });
         for s in 0..n {
-            core.radios[self.radio_of(s)].set_mode(core.now, RadioMode::Sleep);
+            let r = self.x.radio_of(s);
+            cx.core.radios[r].set_mode(cx.core.now, RadioMode::Sleep);
         }
-        core.queue.push(
-            core.now,
+        cx.core.queue.push(
+            cx.core.now,
             Event::Medium(MediumEvent::Slot { index: 0, phase: 0 }),
         );
     }
 
-    pub(super) fn slot_event(&mut self, core: &mut Core, index: u32, phase: u8) {
-        let Some(t) = self.tdma.as_mut() else {
-            return;
-        };
-        let now = core.now;
-        let s = t.local_slot(index);
-        let links: Vec<(usize, (NodeId, NodeId))> =
-            t.by_slot[s].iter().map(|&i| (i, t.links[i])).collect();
-        let (slot, guard) = (t.slot, t.guard);
-        match phase {
-            0 => {
-                for &(_, (a, b)) in &links {
-                    for x in [a, b] {
-                        if self.up[x as usize] && core.nodes[x as usize].alive() {
-                            core.radios[self.radio_of(x as usize)].set_mode(now, RadioMode::Awake);
-                        }
-                    }
-                }
-                core.queue.push(
-                    now + guard,
-                    Event::Medium(MediumEvent::Slot { index, phase: 1 }),
-                );
-            }
-            1 => {
-                if let Some(t) = self.tdma.as_mut() {
-                    t.slots_elapsed += 1;
-                }
-                for &(i, (a, b)) in &links {
-                    if let Some(t) = self.tdma.as_mut() {
-                        t.offered[i] += 1;
-                    }
-                    if self.tdma_send(core, a as usize, b) {
-                        if let Some(t) = self.tdma.as_mut() {
-                            t.used[i] += 1;
-                        }
-                    }
-                }
-                let end = now - guard + slot;
-                core.queue
-                    .push(end, Event::Medium(MediumEvent::Slot { index, phase: 2 }));
-            }
-            _ => {
-                for &(_, (a, b)) in &links {
-                    for x in [a, b] {
-                        if self.up[x as usize] {
-                            core.radios[self.radio_of(x as usize)].set_mode(now, RadioMode::Sleep);
-                        }
-                    }
-                }
-                core.queue.push(
-                    now,
-                    Event::Medium(MediumEvent::Slot {
-                        index: index.wrapping_add(1),
-                        phase: 0,
-                    }),
-                );
-            }
+    /// Queued per link; sent in the link's next slot.
+    fn enqueue(&mut self, cx: &mut Cx<'_>, node: NodeId, frame: Frame, next: NodeId, advert: bool) {
+        self.x.enqueue(cx, node, frame, next, advert);
+    }
+
+    fn handle(&mut self, cx: &mut Cx<'_>, ev: MediumEvent) {
+        match ev {
+            MediumEvent::Slot { index, phase } => self.slot_event(cx, index, phase),
+            ev => self.x.handle(cx, ev),
         }
+    }
+
+    fn wake(&mut self, cx: &mut Cx<'_>, node: NodeId) {
+        self.x.wake(cx, node);
+    }
+
+    fn kill(&mut self, cx: &mut Cx<'_>, node: NodeId) {
+        self.x.kill(cx, node);
+    }
+
+    /// With the link's available rate: its share of the slots times the
+    /// fraction it left unused.
+    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
+        self.x.link_info(node, nbr, in_range, || {
+            let t = self.sched.as_ref()?;
+            Some(t.available_bps(t.link_index(node, nbr)?))
+        })
+    }
+
+    fn link_counts(&self, node: NodeId, nbr: NodeId) -> Option<LinkCounts> {
+        self.x.link_counts(node, nbr)
+    }
+
+    fn visit_links(&self, f: &mut dyn FnMut(usize, NodeId, LinkCounts)) {
+        self.x.visit_links(f);
+    }
+
+    fn stats(&self) -> MediumStats {
+        self.x.snapshot()
     }
 }
 

@@ -9,7 +9,7 @@ use toml::{Table, Value};
 use super::reader::{Reader, Result};
 use super::topology::{node_ref, radio, Topology};
 use crate::medium::{
-    phy, Fading, Mac, MediumSpec, Metric, Mobility, Outage, Phy, Reception, Routing, MAX_NODES,
+    phy, Fading, MacKind, MediumSpec, Metric, Mobility, Outage, Phy, Reception, Routing, MAX_NODES,
 };
 use crate::rng::Streams;
 
@@ -245,8 +245,8 @@ fn per_overrides(m: &Reader, names: &[String], spec: &mut MediumSpec) -> Result<
 
 fn medium(m: &Reader) -> Result<MediumSpec> {
     let mac = match m.str("mac")?.unwrap_or("csma") {
-        "csma" => Mac::Csma,
-        "tdma" => Mac::Tdma,
+        "csma" => MacKind::Csma,
+        "tdma" => MacKind::Tdma,
         other => {
             return Err(m.error(
                 "mac",
@@ -310,7 +310,7 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
     let edca = m.bool("edca")?.unwrap_or(false);
     let txop = m.duration("txop")?.unwrap_or(Duration::ZERO);
     let tdma_slots = match m.int_in("tdma_slots", 1, 65_536)? {
-        Some(_) if mac != Mac::Tdma => {
+        Some(_) if mac != MacKind::Tdma => {
             return Err(m.error("tdma_slots", "only meaningful with mac = \"tdma\""))
         }
         slots => slots.unwrap_or(0) as u32,
@@ -331,9 +331,9 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
                 min_samples: m.int_in("routing_min_samples", 1, 1_000_000)?.unwrap_or(20),
                 over_air: match m
                     .str("routing_updates")?
-                    .unwrap_or(if mac == Mac::Tdma { "instant" } else { "air" })
+                    .unwrap_or(if mac == MacKind::Tdma { "instant" } else { "air" })
                 {
-                    "air" if mac == Mac::Tdma => {
+                    "air" if mac == MacKind::Tdma => {
                         return Err(m.error(
                             "routing_updates",
                             "advertisements over the air need mac = \"csma\" (TDMA slots are per link, radios asleep outside them: no broadcast)",
