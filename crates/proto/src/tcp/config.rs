@@ -126,6 +126,38 @@ pub struct TcpConfig {
     /// (Reno and NewReno recovery only), resend such holes without a
     /// window cut. Both ends of a TCP-ELN connection set it.
     pub eln: bool,
+    /// Which ACKs give an RTT sample when timestamps are off.
+    pub rtt_sampling: RttSampling,
+}
+
+/// Which ACKs a sender without timestamps takes RTT samples from.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum RttSampling {
+    /// The newest newly acknowledged segment that was never retransmitted
+    /// (Karn), even when the same ACK also covers retransmitted data. The
+    /// reproductions so far were made with it. At heavy loss an ACK that a
+    /// retransmission elicited also covers segments held behind the hole,
+    /// whose "RTT" is the repair's delay (samples of minutes, the RTO at
+    /// its cap: issue 16).
+    #[default]
+    NewestClean,
+    /// Linux's rule (`FLAG_RETRANS_DATA_ACKED` in tcp_clean_rtx_queue): an
+    /// ACK that covers any retransmitted data gives no sample; the
+    /// backed-off RTO stays until a clean one does.
+    Linux,
+}
+
+impl core::str::FromStr for RttSampling {
+    type Err = String;
+    fn from_str(s: &str) -> Result<RttSampling, String> {
+        match s {
+            "newest-clean" => Ok(RttSampling::NewestClean),
+            "linux" => Ok(RttSampling::Linux),
+            other => Err(format!(
+                "expected \"newest-clean\" or \"linux\", got \"{other}\""
+            )),
+        }
+    }
 }
 
 impl TcpConfig {
@@ -149,6 +181,7 @@ impl TcpConfig {
             msl: Duration::from_secs(1),
             local_port: None,
             eln: false,
+            rtt_sampling: RttSampling::NewestClean,
         }
     }
 

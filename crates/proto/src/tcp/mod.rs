@@ -43,5 +43,5 @@ mod sender;
 pub(crate) mod seq;
 
 pub use agent::{TcpAgent, TcpState};
-pub use config::{DelayedAck, ParseVariantError, TcpConfig, TcpVariant};
+pub use config::{DelayedAck, ParseVariantError, RttSampling, TcpConfig, TcpVariant};
 pub use hop_by_hop::hop_by_hop_relay;

@@ -40,9 +40,12 @@ impl Segment {
 /// What a cumulative ACK removed.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct Acked {
-    /// Send time of the newest fully acknowledged segment that was never
+    /// Send time of the newest fully acknowledged segment never
     /// retransmitted (Karn's algorithm), for an RTT sample.
     pub rtt_sent_at: Option<Time>,
+    /// The ACK also covered retransmitted data: under Linux's rule
+    /// (`RttSampling::Linux`) it gives no sample at all.
+    pub retransmitted_acked: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -88,7 +91,9 @@ impl Scoreboard {
         let mut acked = Acked::default();
         while let Some(front) = self.segs.front_mut() {
             if front.end <= ack {
-                if !front.retransmitted {
+                if front.retransmitted {
+                    acked.retransmitted_acked = true;
+                } else {
                     acked.rtt_sent_at = Some(front.sent_at);
                 }
                 let seg = *front;
@@ -277,10 +282,29 @@ mod tests {
         b.retransmitted(2, Time::from_secs(9));
         let acked = b.ack_to(1 + 3 * MSS);
         assert_eq!(acked.rtt_sent_at, Some(Time::from_millis(1)));
+        assert!(acked.retransmitted_acked);
         let mut b = board(1);
         b.mark_lost(0);
         b.retransmitted(0, Time::from_secs(1));
         assert_eq!(b.ack_to(1 + MSS).rtt_sent_at, None);
+    }
+
+    #[test]
+    fn an_ack_for_a_repaired_hole_says_it_covered_retransmitted_data() {
+        // Segment 0 lost and resent long after 1 and 2 arrived: the ACK the
+        // repair elicits covers all three. Segments 1 and 2 were never
+        // retransmitted, but their "RTT" would be the repair's delay.
+        let mut b = board(3);
+        b.mark_lost(0);
+        b.retransmitted(0, Time::from_secs(200));
+        let acked = b.ack_to(1 + 3 * MSS);
+        assert!(acked.retransmitted_acked);
+        // A retransmission acknowledged alone does not mark the next ACK.
+        let mut b = board(3);
+        b.mark_lost(0);
+        b.retransmitted(0, Time::from_secs(5));
+        assert!(b.ack_to(1 + MSS).retransmitted_acked);
+        assert!(!b.ack_to(1 + 3 * MSS).retransmitted_acked);
     }
 
     #[test]

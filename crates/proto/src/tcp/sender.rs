@@ -5,7 +5,7 @@
 use joulenet_wire::tcp::{TcpFlags, TcpRepr};
 
 use super::agent::{timer, AppState, SendKind, TcpAgent, TcpState};
-use super::config::TcpVariant;
+use super::config::{RttSampling, TcpVariant};
 use super::scoreboard::Acked;
 use crate::net::{AppRead, Net};
 use crate::time::{Duration, Time};
@@ -303,7 +303,9 @@ impl TcpAgent {
     }
 
     /// RTT from the echoed timestamp if negotiated, else from the newest
-    /// newly acknowledged segment never retransmitted (Karn).
+    /// newly acknowledged segment never retransmitted (Karn) — and, under
+    /// [`RttSampling::Linux`], none from an ACK that also covers
+    /// retransmitted data.
     fn take_rtt_sample(&mut self, now: Time, info: Acked, seg: &TcpRepr<'_>) -> Option<Duration> {
         let rtt = if self.ts_ok {
             let (_, ecr) = seg.options.timestamps?;
@@ -311,6 +313,9 @@ impl TcpAgent {
             // An echo from the future or from long ago is not a sample.
             (ms < 1 << 30).then(|| Duration::from_millis(ms as u64))?
         } else {
+            if info.retransmitted_acked && self.cfg.rtt_sampling == RttSampling::Linux {
+                return None;
+            }
             now.saturating_since(info.rtt_sent_at?)
         };
         self.rtt_sample(rtt);
