@@ -306,8 +306,7 @@ impl<T: AsRef<[u8]>> JtpPacket<T> {
     }
     /// Where an ACK's lists end (header plus both lists).
     fn ack_lists_len(&self) -> usize {
-        ACK_HEADER_LEN
-            + ENTRY_LEN * (self.snack_count() as usize + self.local_count() as usize)
+        ACK_HEADER_LEN + ENTRY_LEN * (self.snack_count() as usize + self.local_count() as usize)
     }
     /// The `i`th SNACK entry (`i < snack_count()`).
     pub fn snack(&self, i: usize) -> u32 {
@@ -365,7 +364,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> JtpPacket<T> {
     /// Marks (or unmarks) a data packet as retransmitted from a cache.
     pub fn set_local(&mut self, on: bool) {
         let f = self.flags();
-        self.set_flags(if on { f | flag::LOCAL } else { f & !flag::LOCAL });
+        self.set_flags(if on {
+            f | flag::LOCAL
+        } else {
+            f & !flag::LOCAL
+        });
     }
     pub fn set_cum_ack(&mut self, v: u32) {
         self.set_u32(field::CUM_ACK, v)
@@ -455,11 +458,7 @@ impl JtpAck {
     pub fn emitted_lists(&self) -> (usize, usize) {
         let room = self.format.max_ack_entries();
         let local = self.local.len().min(room).min(MAX_LIST_ENTRIES);
-        let snack = self
-            .snack
-            .len()
-            .min(room - local)
-            .min(MAX_LIST_ENTRIES);
+        let snack = self.snack.len().min(room - local).min(MAX_LIST_ENTRIES);
         (snack, local)
     }
 
@@ -888,8 +887,8 @@ mod tests {
         );
     }
 
-    fn arb_data_fields() -> impl Strategy<Value = (bool, [bool; 3], u16, u32, u32, u32, u32, u16, u8, u8)>
-    {
+    fn arb_data_fields(
+    ) -> impl Strategy<Value = (bool, [bool; 3], u16, u32, u32, u32, u32, u16, u8, u8)> {
         (
             any::<bool>(),
             any::<[bool; 3]>(),
