@@ -20,3 +20,17 @@ pub mod controller;
 pub mod feedback;
 pub mod monitor;
 pub mod rate;
+
+// The agents, built on the mechanisms above.
+pub mod config;
+pub mod hop;
+pub mod receiver;
+pub mod relay;
+pub mod sender;
+#[cfg(test)]
+mod tests;
+
+pub use config::JtpConfig;
+pub use receiver::JtpReceiver;
+pub use relay::JtpRelay;
+pub use sender::JtpSender;
