@@ -92,6 +92,42 @@ fn a_file_crosses_four_lossy_hops_exactly_once() {
 }
 
 #[test]
+fn the_paper_layout_carries_a_file_too() {
+    let c = JtpConfig {
+        format: joulenet_wire::jtp::Format::Paper,
+        ..cfg()
+    };
+    let mut w = chain(4, 50_000, c);
+    w.drop = lossy(0.1, 5);
+    w.start();
+    w.run(Time::from_secs(300));
+    assert!(w.delivered == pattern(50_000));
+    // Every data packet has the 28-byte header, every ACK is 200 bytes.
+    for s in &w.log {
+        match parse(&s.packet) {
+            JtpRepr::Data(d) => assert_eq!(s.packet.len(), 28 + d.payload.len()),
+            JtpRepr::Ack(_) => assert_eq!(s.packet.len(), 200),
+        }
+    }
+}
+
+#[test]
+fn runs_are_deterministic_per_seed() {
+    let run = |seed| {
+        let mut w = chain(4, 30_000, cfg());
+        w.drop = lossy(0.1, seed);
+        w.start();
+        w.run(Time::from_secs(300));
+        w.log
+            .iter()
+            .map(|s| (s.at, s.from, s.to, s.dropped, s.packet.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert!(run(9) == run(9));
+    assert!(run(9) != run(10));
+}
+
+#[test]
 fn a_locally_recovered_packet_is_never_retransmitted_by_the_source() {
     let bytes = 40 * 800;
     let mut w = chain(4, bytes, cfg());
@@ -229,5 +265,202 @@ fn the_receiver_feeds_back_at_its_period_and_the_cache_empties() {
     for i in 1..3 {
         assert_eq!(gauge(&w, i, "jtp_cached"), 0.0, "relay {i}");
         assert!(w.agents[i].is_closed());
+    }
+}
+
+mod per_hop_view {
+    //! iJTP decides from its own view of the path: the testnet's routing
+    //! and link layers know nothing, so each node here sees the path through
+    //! a [`View`] that answers `Net::route` (hops left on the line) and
+    //! `Net::link` (a loss estimate and available rate per node) and records
+    //! the link attempts asked for.
+
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::jtp::attempts::plan;
+    use crate::net::{
+        AppRead, LinkInfo, Net, NodeId, RadioControl, Route, Transit, TransitVerdict,
+        TransportEvent, TxOpts,
+    };
+    use crate::stats::TransportStats;
+    use joulenet_wire::jtp::LossTolerance;
+
+    const LOSS: f64 = 0.2;
+    const AVAILABLE: [f64; 4] = [300_000.0, 120_000.0, 200_000.0, 150_000.0];
+    type Attempts = Rc<RefCell<Vec<(NodeId, Option<u8>)>>>;
+
+    struct View<'a> {
+        net: &'a mut dyn Net,
+        attempts: Attempts,
+    }
+
+    impl Net for View<'_> {
+        fn now(&self) -> Time {
+            self.net.now()
+        }
+        fn local(&self) -> Addr {
+            self.net.local()
+        }
+        fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+            let me = self.net.local().node;
+            self.attempts.borrow_mut().push((me, opts.link_attempts));
+            self.net.send(to, packet, opts)
+        }
+        fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+            self.net.send_as(from, to, packet, opts)
+        }
+        fn previous_hop(&self) -> Option<NodeId> {
+            self.net.previous_hop()
+        }
+        fn rng(&mut self) -> &mut dyn rand_core::RngCore {
+            self.net.rng()
+        }
+        fn app_read(&mut self, buf: &mut [u8]) -> AppRead {
+            self.net.app_read(buf)
+        }
+        fn deliver(&mut self, data: &[u8]) {
+            self.net.deliver(data)
+        }
+        fn deliver_finished(&mut self) {
+            self.net.deliver_finished()
+        }
+        fn event(&mut self, event: TransportEvent) {
+            self.net.event(event)
+        }
+        fn route(&self, dst: NodeId) -> Option<Route> {
+            let me = self.net.local().node;
+            Some(Route {
+                next_hop: me + 1,
+                hops: dst - me,
+            })
+        }
+        fn link(&self, neighbour: NodeId) -> Option<LinkInfo> {
+            Some(LinkInfo {
+                loss_estimate: Some(LOSS),
+                available_rate_bps: Some(AVAILABLE[neighbour as usize - 1]),
+                ..LinkInfo::default()
+            })
+        }
+        fn radio(&mut self) -> &mut dyn RadioControl {
+            self.net.radio()
+        }
+    }
+
+    struct Viewed<A: Agent> {
+        inner: A,
+        attempts: Attempts,
+    }
+
+    impl<A: Agent> Viewed<A> {
+        fn run<R>(&mut self, net: &mut dyn Net, f: impl FnOnce(&mut A, &mut dyn Net) -> R) -> R {
+            let mut view = View {
+                net,
+                attempts: self.attempts.clone(),
+            };
+            f(&mut self.inner, &mut view)
+        }
+    }
+
+    impl<A: Agent> Agent for Viewed<A> {
+        fn protocol(&self) -> &'static str {
+            self.inner.protocol()
+        }
+        fn start(&mut self, net: &mut dyn Net) {
+            self.run(net, |a, n| a.start(n))
+        }
+        fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+            self.run(net, |a, n| a.on_packet(n, from, packet))
+        }
+        fn poll_timeout(&self) -> Option<Time> {
+            self.inner.poll_timeout()
+        }
+        fn on_timeout(&mut self, net: &mut dyn Net) {
+            self.run(net, |a, n| a.on_timeout(n))
+        }
+        fn on_transit(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
+            let me = net.local().node;
+            let verdict = self.run(net, |a, n| a.on_transit(n, t));
+            self.attempts.borrow_mut().push((me, t.opts.link_attempts));
+            verdict
+        }
+        fn stats(&self) -> &TransportStats {
+            self.inner.stats()
+        }
+        fn gauge(&self, name: &str) -> Option<f64> {
+            self.inner.gauge(name)
+        }
+        fn is_closed(&self) -> bool {
+            self.inner.is_closed()
+        }
+    }
+
+    #[test]
+    fn each_hop_sets_attempts_rewrites_tolerance_and_stamps_the_minimum_rate() {
+        let c = JtpConfig {
+            loss_tolerance: 0.1,
+            ..cfg()
+        };
+        let attempts: Attempts = Rc::default();
+        fn view<A: Agent + 'static>(a: A, attempts: &Attempts) -> Box<dyn Agent> {
+            Box::new(Viewed {
+                inner: a,
+                attempts: attempts.clone(),
+            })
+        }
+        let relays: Vec<Box<dyn Agent>> = (1..4)
+            .map(|_| view(JtpRelay::new(c.clone()).unwrap(), &attempts))
+            .collect();
+        let mut w = World::chain(
+            view(
+                JtpSender::new(c.clone(), Addr::new(4, 1)).unwrap(),
+                &attempts,
+            ),
+            relays,
+            Box::new(JtpReceiver::new(c.clone()).unwrap()),
+            pattern(800),
+        );
+        w.start();
+        assert!(w.run(Time::from_secs(10)));
+        assert!(w.delivered == pattern(800));
+
+        // Packet 0 as it left each node 0..=3.
+        let left: Vec<_> = (0..4)
+            .map(|node| {
+                let s = w.log.iter().find(|s| s.from == node).unwrap();
+                match parse(&s.packet) {
+                    JtpRepr::Data(d) => (d.loss_tolerance, d.available_rate, d.energy_used, d.hops),
+                    _ => panic!("node {node} sent an ACK first"),
+                }
+            })
+            .collect();
+        // Hops left 4, 3, 2, 1 and lt 0.1 at the source: each node's view is
+        // accurate, so every link gets the same q = 0.9^(1/4) = 0.97400
+        // (equation 4), and with p = 0.2 log(0.026)/log(0.2) = 2.27 → 3.
+        let first: Vec<_> = attempts.borrow().iter().take(4).copied().collect();
+        assert_eq!(
+            first,
+            [(0, Some(3)), (1, Some(3)), (2, Some(3)), (3, Some(3))]
+        );
+        let mut lt = LossTolerance::from_fraction(0.1);
+        for (i, hops_left) in (1..=4u32).rev().enumerate() {
+            let h = plan(lt.fraction(), hops_left, LOSS, 5);
+            lt = LossTolerance::from_fraction(h.next_loss_tolerance);
+            assert_eq!(left[i].0, lt, "node {i}");
+        }
+        assert_eq!(
+            left[3].0,
+            LossTolerance::ZERO,
+            "the last hop uses what is left"
+        );
+        // Three attempts at p = 0.2 take 1.24 on average: effective rates
+        // 241 935, 96 774, 161 290, 120 967; the minimum from node 1 on.
+        let rates: Vec<u32> = left.iter().map(|l| l.1).collect();
+        assert_eq!(rates, [241_935, 96_774, 96_774, 96_774]);
+        // Energy: 100 µJ × 1.24 mean attempts per hop.
+        let energy: Vec<u32> = left.iter().map(|l| l.2).collect();
+        assert_eq!(energy, [124, 248, 372, 496]);
+        assert_eq!(left.iter().map(|l| l.3).collect::<Vec<_>>(), [1, 2, 3, 4]);
     }
 }
