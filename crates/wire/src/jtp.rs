@@ -11,7 +11,7 @@
 //!
 //! Two layouts, told apart on the wire by the `P` flag so that a relay needs
 //! no configuration to read either ([`Format`]):
-//! * [`Format::Compact`], our default: a 24-byte data header, a 24-byte ACK
+//! * [`Format::Compact`], our default: a 24-byte data header, a 28-byte ACK
 //!   plus 4 bytes per list entry;
 //! * [`Format::Paper`], the prototype's sizes for the reproduction (§6.1: "the
 //!   JTP header is 28 bytes and the JTP ACK header is 200 bytes"): the same
@@ -46,8 +46,9 @@ mod field {
     pub const RATE: Range<usize> = 8..12;
     pub const ACK_ENERGY_BUDGET: Range<usize> = 12..16;
     pub const FEEDBACK_PERIOD: Range<usize> = 16..20;
-    pub const SNACK_COUNT: Range<usize> = 20..22;
-    pub const LOCAL_COUNT: Range<usize> = 22..24;
+    pub const HIGHEST: Range<usize> = 20..24;
+    pub const SNACK_COUNT: Range<usize> = 24..26;
+    pub const LOCAL_COUNT: Range<usize> = 26..28;
 }
 
 /// The header version this module reads and writes.
@@ -59,13 +60,13 @@ pub const DATA_HEADER_LEN: usize = 24;
 /// The paper's prototype data header length (§6.1).
 pub const PAPER_DATA_HEADER_LEN: usize = 28;
 /// ACK length without its lists.
-pub const ACK_HEADER_LEN: usize = 24;
+pub const ACK_HEADER_LEN: usize = 28;
 /// The paper's prototype ACK length, lists and padding included (§6.1).
 pub const PAPER_ACK_LEN: usize = 200;
 /// Bytes per SNACK or locally-recovered entry (a sequence number).
 pub const ENTRY_LEN: usize = 4;
 /// Most list entries (SNACK and locally recovered together) a paper-sized
-/// ACK holds: (200 − 24) / 4.
+/// ACK holds: (200 − 28) / 4.
 pub const PAPER_ACK_ENTRIES: usize = (PAPER_ACK_LEN - ACK_HEADER_LEN) / ENTRY_LEN;
 /// Most entries one list of a compact ACK can announce (a 16-bit count).
 pub const MAX_LIST_ENTRIES: usize = u16::MAX as usize;
@@ -298,6 +299,9 @@ impl<T: AsRef<[u8]>> JtpPacket<T> {
     pub fn feedback_period_us(&self) -> u32 {
         self.u32_at(field::FEEDBACK_PERIOD)
     }
+    pub fn highest(&self) -> u32 {
+        self.u32_at(field::HIGHEST)
+    }
     pub fn snack_count(&self) -> u16 {
         self.u16_at(field::SNACK_COUNT)
     }
@@ -382,6 +386,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> JtpPacket<T> {
     pub fn set_feedback_period_us(&mut self, v: u32) {
         self.set_u32(field::FEEDBACK_PERIOD, v)
     }
+    pub fn set_highest(&mut self, v: u32) {
+        self.set_u32(field::HIGHEST, v)
+    }
     pub fn set_snack_count(&mut self, v: u16) {
         self.set_u16(field::SNACK_COUNT, v)
     }
@@ -444,6 +451,10 @@ pub struct JtpAck {
     pub energy_budget: u32,
     /// When the source should expect the next regular ACK, microseconds.
     pub feedback_period_us: u32,
+    /// One past the highest sequence number received (0: none yet). The
+    /// SNACK can name only holes below it; packets at or above it are
+    /// unseen, which tells the source a lost tail from one in flight.
+    pub highest: u32,
     /// Packets the receiver asks for again (selective negative ACK).
     pub snack: Vec<u32>,
     /// Packets a relay already retransmitted from its cache for this ACK.
@@ -516,6 +527,7 @@ impl<'a> JtpRepr<'a> {
                 rate: packet.rate(),
                 energy_budget: packet.ack_energy_budget(),
                 feedback_period_us: packet.feedback_period_us(),
+                highest: packet.highest(),
                 snack: (0..packet.snack_count() as usize)
                     .map(|i| packet.snack(i))
                     .collect(),
@@ -594,6 +606,7 @@ impl<'a> JtpRepr<'a> {
                 packet.set_rate(a.rate);
                 packet.set_ack_energy_budget(a.energy_budget);
                 packet.set_feedback_period_us(a.feedback_period_us);
+                packet.set_highest(a.highest);
                 let (s, l) = a.emitted_lists();
                 packet.set_snack_count(s as u16);
                 packet.set_local_count(l as u16);
@@ -666,8 +679,8 @@ impl fmt::Display for JtpAck {
         rate(f, self.rate)?;
         write!(
             f,
-            " budget={}uJ T={}us snack={:?} local={:?}",
-            self.energy_budget, self.feedback_period_us, self.snack, self.local
+            " budget={}uJ T={}us highest={} snack={:?} local={:?}",
+            self.energy_budget, self.feedback_period_us, self.highest, self.snack, self.local
         )?;
         if self.format == Format::Paper {
             write!(f, " (paper)")?;
@@ -719,6 +732,7 @@ mod tests {
             rate: 64_000,
             energy_budget: 5_000,
             feedback_period_us: 10_000_000,
+            highest: 106,
             snack: vec![101, 105],
             local: vec![103],
         }
@@ -780,6 +794,7 @@ mod tests {
                 0x00, 0x00, 0xfa, 0x00, // rate 64 000
                 0x00, 0x00, 0x13, 0x88, // energy budget 5 000
                 0x00, 0x98, 0x96, 0x80, // feedback period 10 s
+                0x00, 0x00, 0x00, 0x6a, // highest received + 1 = 106
                 0x00, 0x02, 0x00, 0x01, // two SNACK entries, one local
                 0x00, 0x00, 0x00, 0x65, // SNACK 101
                 0x00, 0x00, 0x00, 0x69, // SNACK 105
@@ -789,24 +804,24 @@ mod tests {
     }
 
     #[test]
-    fn paper_ack_is_200_bytes_and_holds_44_entries() {
+    fn paper_ack_is_200_bytes_and_holds_43_entries() {
         let mut a = ack();
         a.format = Format::Paper;
         let buf = round_trip(&JtpRepr::Ack(a.clone()));
         assert_eq!(buf.len(), 200);
         assert_eq!(buf[1], 0x82);
-        assert!(buf[36..].iter().all(|&b| b == 0));
+        assert!(buf[40..].iter().all(|&b| b == 0));
 
         a.snack = (0..50).collect();
         a.local = vec![1000, 1001];
-        assert_eq!(a.emitted_lists(), (42, 2));
+        assert_eq!(a.emitted_lists(), (41, 2));
         let mut buf = Vec::new();
         JtpRepr::Ack(a).emit_to_vec(&mut buf);
         assert_eq!(buf.len(), 200);
         let JtpRepr::Ack(parsed) = parse(&buf).unwrap() else {
             panic!("not an ACK")
         };
-        assert_eq!(parsed.snack, (0..42).collect::<Vec<u32>>());
+        assert_eq!(parsed.snack, (0..41).collect::<Vec<u32>>());
         assert_eq!(parsed.local, vec![1000, 1001]);
     }
 
@@ -854,10 +869,10 @@ mod tests {
         a.format = Format::Paper;
         let mut buf = Vec::new();
         JtpRepr::Ack(a).emit_to_vec(&mut buf);
-        buf[20..22].copy_from_slice(&45u16.to_be_bytes());
+        buf[24..26].copy_from_slice(&44u16.to_be_bytes());
         buf.resize(400, 0);
         assert_eq!(parse(&buf), Err(Error::Malformed));
-        buf[20..22].copy_from_slice(&43u16.to_be_bytes());
+        buf[24..26].copy_from_slice(&42u16.to_be_bytes());
         assert!(parse(&buf).is_ok());
     }
 
@@ -883,7 +898,7 @@ mod tests {
         assert_eq!(
             s,
             "JTP ack flow=7 cum=100 URGENT rate=64000b/s budget=5000uJ T=10000000us \
-             snack=[101, 105] local=[103]"
+             highest=106 snack=[101, 105] local=[103]"
         );
     }
 
@@ -916,7 +931,7 @@ mod tests {
             rest in proptest::collection::vec(any::<u8>(), 0..300),
         ) {
             let mut buf = vec![0x12, if paper { 0x80 } else { 0 }];
-            buf.resize(20, 0);
+            buf.resize(24, 0);
             buf.extend_from_slice(&(counts.0 as u16).to_be_bytes());
             buf.extend_from_slice(&(counts.1 as u16).to_be_bytes());
             buf.extend_from_slice(&rest);
@@ -948,7 +963,7 @@ mod tests {
         #[test]
         fn acks_round_trip_what_fits(
             paper: bool, fin: bool, urgent: bool, flow: u16,
-            nums in any::<(u32, u32, u32, u32)>(),
+            nums in any::<(u32, u32, u32, u32, u32)>(),
             snack in proptest::collection::vec(any::<u32>(), 0..60),
             local in proptest::collection::vec(any::<u32>(), 0..60),
         ) {
@@ -956,7 +971,7 @@ mod tests {
                 format: if paper { Format::Paper } else { Format::Compact },
                 fin, urgent, flow,
                 cum_ack: nums.0, rate: nums.1, energy_budget: nums.2,
-                feedback_period_us: nums.3, snack, local,
+                feedback_period_us: nums.3, highest: nums.4, snack, local,
             };
             let (s, l) = a.emitted_lists();
             let mut buf = Vec::new();

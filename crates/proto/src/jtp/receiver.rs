@@ -116,6 +116,7 @@ impl JtpReceiver {
             rate: (self.rate_pps * self.packet_bits()).min((RATE_UNKNOWN - 1) as f64) as u32,
             energy_budget: budget,
             feedback_period_us: (period.as_nanos() / 1_000).min(u32::MAX as u64) as u32,
+            highest: self.highest.map_or(0, |h| h.saturating_add(1)),
             snack: self.snack(room),
             local: Vec::new(),
         };

@@ -3,6 +3,12 @@
 //! retransmits end to end only what remains in an ACK's SNACK list; pauses
 //! Σ sⱼ / r(t) for the packets relays recovered on its behalf; and backs off
 //! (and probes) when feedback is later than the destination announced.
+//!
+//! One retransmission rule is ours: a SNACK can name only holes below the
+//! highest packet received, so a lost *tail* (the last packets sent) would
+//! wait for a late-feedback probe. An ACK carries one past the highest
+//! packet received; held packets at or above it that were sent more than
+//! two round trips plus the ACK grace before the ACK arrived are resent.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +24,14 @@ use crate::net::{Addr, Agent, AppRead, Net, TimerId, TimerTable, TransportEvent,
 use crate::stats::TransportStats;
 use crate::time::{Duration, Time};
 
+/// A packet sent and not yet acknowledged.
+struct Held {
+    payload: Vec<u8>,
+    fin: bool,
+    first_sent: Time,
+    last_sent: Time,
+}
+
 /// The sender's timers.
 const SEND: TimerId = TimerId(0);
 const FEEDBACK_LATE: TimerId = TimerId(1);
@@ -26,8 +40,12 @@ pub struct JtpSender {
     cfg: JtpConfig,
     peer: Addr,
     timers: TimerTable,
-    /// Unacknowledged packets by sequence number: (payload, FIN).
-    held: BTreeMap<u32, (Vec<u8>, bool)>,
+    /// Unacknowledged packets by sequence number.
+    held: BTreeMap<u32, Held>,
+    /// Round-trip estimate: the smallest time from a packet's first sending
+    /// to an ACK naming it the highest received (an overestimate when the
+    /// receiver waited to ACK, never an underestimate).
+    rtt: Option<Duration>,
     /// The next new sequence number.
     next_seq: u32,
     /// A chunk read ahead of the one being sent, to know which is last.
@@ -63,6 +81,7 @@ impl JtpSender {
             peer,
             timers: TimerTable::new(),
             held: BTreeMap::new(),
+            rtt: None,
             next_seq: 0,
             ahead: None,
             app_done: false,
@@ -126,9 +145,12 @@ impl JtpSender {
     }
 
     fn emit(&mut self, net: &mut dyn Net, seq: u32, retx: bool) {
-        let Some((payload, fin)) = self.held.get(&seq) else {
+        let now = net.now();
+        let Some(held) = self.held.get_mut(&seq) else {
             return;
         };
+        held.last_sent = now;
+        let (payload, fin) = (&held.payload, &held.fin);
         let repr = JtpRepr::Data(JtpData {
             format: self.cfg.format,
             flags: DataFlags {
@@ -195,7 +217,16 @@ impl JtpSender {
             let seq = self.next_seq;
             self.next_seq += 1;
             self.fin_sent = fin;
-            self.held.insert(seq, (payload, fin));
+            let now = net.now();
+            self.held.insert(
+                seq,
+                Held {
+                    payload,
+                    fin,
+                    first_sent: now,
+                    last_sent: now,
+                },
+            );
             self.emit(net, seq, false);
             self.timers.set(SEND, self.next_send);
         }
@@ -233,7 +264,7 @@ impl JtpSender {
             .map(|s| {
                 self.held
                     .get(s)
-                    .map_or(self.cfg.wire_packet_len(), |(p, _)| header + p.len())
+                    .map_or(self.cfg.wire_packet_len(), |h| header + h.payload.len())
             })
             .collect();
         if !sizes.is_empty() {
@@ -243,6 +274,11 @@ impl JtpSender {
                 self.next_send = self.next_send.max(net.now()) + tb;
             }
         }
+        let now = net.now();
+        if let Some(h) = ack.highest.checked_sub(1).and_then(|s| self.held.get(&s)) {
+            let sample = now.saturating_since(h.first_sent);
+            self.rtt = Some(self.rtt.map_or(sample, |r| r.min(sample)));
+        }
         // Forget what arrived; resend only what remains in the SNACK.
         self.held = self.held.split_off(&ack.cum_ack);
         for seq in &ack.local {
@@ -251,6 +287,15 @@ impl JtpSender {
         for seq in ack.snack {
             if self.held.contains_key(&seq) && !ack.local.contains(&seq) {
                 self.to_resend.insert(seq);
+            }
+        }
+        // A lost tail: unseen by the receiver long after it left.
+        if let Some(rtt) = self.rtt {
+            let patience = rtt.saturating_mul(2).saturating_add(self.cfg.ack_grace);
+            for (seq, h) in self.held.range(ack.highest..) {
+                if h.last_sent + patience <= now && !ack.local.contains(seq) {
+                    self.to_resend.insert(*seq);
+                }
             }
         }
         if ack.fin && self.fin_sent && self.held.is_empty() {

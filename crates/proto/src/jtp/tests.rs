@@ -178,6 +178,27 @@ fn a_locally_recovered_packet_is_never_retransmitted_by_the_source() {
 }
 
 #[test]
+fn a_lost_tail_is_resent_without_waiting_for_late_feedback() {
+    // 20 packets; the last (FIN, seq 19) is lost on the first link, where
+    // no cache holds it, and the receiver cannot SNACK what it never saw.
+    let bytes = 20 * 800;
+    let mut w = chain(4, bytes, cfg());
+    let mut lost = false;
+    w.drop = Box::new(move |_, from, _, p| {
+        let hit = !lost && from == 0 && matches!(parse(p), JtpRepr::Data(d) if d.seq == 19);
+        lost |= hit;
+        hit
+    });
+    w.start();
+    assert!(w.run(Time::from_secs(60)));
+    assert!(w.delivered == pattern(bytes));
+    // The ACKs' "highest received" showed 19 unseen long after it left.
+    assert_eq!(data_sent_by(&w, 0).iter().filter(|&&s| s == 19).count(), 2);
+    assert_eq!(gauge(&w, 0, "jtp_late_feedback"), 0.0);
+    assert!(w.now < Time::from_secs(3), "finished at {:?}", w.now);
+}
+
+#[test]
 fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
     // 824-byte packets (24 + 800) at 65 920 b/s leave every 100 ms.
     let c = JtpConfig {
