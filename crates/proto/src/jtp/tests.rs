@@ -485,3 +485,59 @@ mod per_hop_view {
         assert_eq!(left.iter().map(|l| l.3).collect::<Vec<_>>(), [1, 2, 3, 4]);
     }
 }
+/// Data transmissions to deliver 250 packets over `hops` links that lose
+/// each data packet with probability 0.1 (ACKs are not lost, as in the
+/// analysis), mean of 8 seeds; `cache_packets` 0 turns the caches off.
+fn mean_data_transmissions(hops: usize, cache_packets: usize) -> f64 {
+    use rand::{Rng, SeedableRng};
+    let seeds = 8;
+    let mut total = 0;
+    for seed in 1..=seeds {
+        let c = JtpConfig {
+            cache_packets,
+            ..cfg()
+        };
+        let mut w = chain(hops, 250 * 800, c);
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        w.drop = Box::new(move |_, _, _, p| {
+            matches!(parse(p), JtpRepr::Data(_)) && rng.random::<f64>() < 0.1
+        });
+        w.start();
+        assert!(w.run(Time::from_secs(600)));
+        assert!(w.delivered == pattern(250 * 800));
+        total += w
+            .log
+            .iter()
+            .filter(|s| matches!(parse(&s.packet), JtpRepr::Data(_)))
+            .count();
+    }
+    total as f64 / seeds as f64
+}
+
+#[test]
+fn transmissions_match_the_analysis_with_and_without_caches() {
+    use crate::jtp::analytic::{expected_no_cache, expected_no_cache_exact, expected_with_cache};
+    // The test network has no link-layer retries: n = 1 attempt per link.
+    for hops in [2u32, 4, 6] {
+        // Equation 5: every loss is repaired by the node before the link.
+        let cached = mean_data_transmissions(hops as usize, 1000);
+        let eq5 = expected_with_cache(250.0, hops, 0.1);
+        assert!(
+            (cached / eq5 - 1.0).abs() < 0.05,
+            "H {hops}: {cached} vs eq 5 {eq5}"
+        );
+        // Without caches every loss costs an end-to-end retransmission. The
+        // run stays within 10% of the exact expectation (its excess is
+        // SNACKs repeated while a retransmission is under way) and below
+        // equation 6, which bounds it (see analytic.rs).
+        let uncached = mean_data_transmissions(hops as usize, 0);
+        let exact = expected_no_cache_exact(250.0, hops, 0.1, 1);
+        let eq6 = expected_no_cache(250.0, hops, 0.1, 1);
+        assert!(
+            (uncached / exact - 1.0).abs() < 0.10,
+            "H {hops}: {uncached} vs {exact}"
+        );
+        assert!(uncached <= eq6, "H {hops}: {uncached} above eq 6 {eq6}");
+        assert!(uncached > cached);
+    }
+}
