@@ -285,7 +285,14 @@ impl JtpSender {
             self.to_resend.remove(seq);
         }
         for seq in ack.snack {
-            if self.held.contains_key(&seq) && !ack.local.contains(&seq) {
+            let Some(h) = self.held.get(&seq) else {
+                continue;
+            };
+            // A retransmission sent less than a round trip ago cannot have
+            // reached the receiver before it wrote this SNACK: still under
+            // way, not lost again.
+            let under_way = self.rtt.is_some_and(|rtt| h.last_sent + rtt > now);
+            if !ack.local.contains(&seq) && !under_way {
                 self.to_resend.insert(seq);
             }
         }
