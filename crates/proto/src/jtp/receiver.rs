@@ -95,7 +95,11 @@ impl JtpReceiver {
         // §5.2: update the rate from the mean available path rate, when the
         // path has reported one.
         if let Some(avail_bps) = self.monitor.mean() {
-            let avail = avail_bps / self.packet_bits();
+            // Compared at the header's resolution (whole b/s): with δ = 0 the
+            // MD branch needs Ā ≤ 0, and an EWMA of samples that fell to 0
+            // reaches 0 only at this resolution (after ~17 samples on the
+            // agile filter from 100 kb/s), never in exact arithmetic.
+            let avail = avail_bps.floor().max(0.0) / self.packet_bits();
             self.rate_pps = self.controller.next(self.rate_pps, avail, None);
         }
         let period = if self.finished {

@@ -311,10 +311,13 @@ mod per_hop_view {
     const LOSS: f64 = 0.2;
     const AVAILABLE: [f64; 4] = [300_000.0, 120_000.0, 200_000.0, 150_000.0];
     type Attempts = Rc<RefCell<Vec<(NodeId, Option<u8>)>>>;
+    /// The available rate toward each node 1..=4 (index node − 1), b/s.
+    type Available = Rc<RefCell<[f64; 4]>>;
 
     struct View<'a> {
         net: &'a mut dyn Net,
         attempts: Attempts,
+        available: Available,
     }
 
     impl Net for View<'_> {
@@ -360,7 +363,7 @@ mod per_hop_view {
         fn link(&self, neighbour: NodeId) -> Option<LinkInfo> {
             Some(LinkInfo {
                 loss_estimate: Some(LOSS),
-                available_rate_bps: Some(AVAILABLE[neighbour as usize - 1]),
+                available_rate_bps: Some(self.available.borrow()[neighbour as usize - 1]),
                 ..LinkInfo::default()
             })
         }
@@ -372,6 +375,7 @@ mod per_hop_view {
     struct Viewed<A: Agent> {
         inner: A,
         attempts: Attempts,
+        available: Available,
     }
 
     impl<A: Agent> Viewed<A> {
@@ -379,6 +383,7 @@ mod per_hop_view {
             let mut view = View {
                 net,
                 attempts: self.attempts.clone(),
+                available: self.available.clone(),
             };
             f(&mut self.inner, &mut view)
         }
@@ -417,6 +422,18 @@ mod per_hop_view {
         }
     }
 
+    fn viewed<A: Agent + 'static>(
+        a: A,
+        attempts: &Attempts,
+        available: &Available,
+    ) -> Box<dyn Agent> {
+        Box::new(Viewed {
+            inner: a,
+            attempts: attempts.clone(),
+            available: available.clone(),
+        })
+    }
+
     #[test]
     fn each_hop_sets_attempts_rewrites_tolerance_and_stamps_the_minimum_rate() {
         let c = JtpConfig {
@@ -424,19 +441,15 @@ mod per_hop_view {
             ..cfg()
         };
         let attempts: Attempts = Rc::default();
-        fn view<A: Agent + 'static>(a: A, attempts: &Attempts) -> Box<dyn Agent> {
-            Box::new(Viewed {
-                inner: a,
-                attempts: attempts.clone(),
-            })
-        }
+        let available: Available = Rc::new(RefCell::new(AVAILABLE));
         let relays: Vec<Box<dyn Agent>> = (1..4)
-            .map(|_| view(JtpRelay::new(c.clone()).unwrap(), &attempts))
+            .map(|_| viewed(JtpRelay::new(c.clone()).unwrap(), &attempts, &available))
             .collect();
         let mut w = World::chain(
-            view(
+            viewed(
                 JtpSender::new(c.clone(), Addr::new(4, 1)).unwrap(),
                 &attempts,
+                &available,
             ),
             relays,
             Box::new(JtpReceiver::new(c.clone()).unwrap()),
@@ -483,6 +496,55 @@ mod per_hop_view {
         let energy: Vec<u32> = left.iter().map(|l| l.2).collect();
         assert_eq!(energy, [124, 248, 372, 496]);
         assert_eq!(left.iter().map(|l| l.3).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_monitor_and_pi2md_follow_a_step_in_available_rate() {
+        // The view's available rates do not shrink as the flow uses them (no
+        // MAC here), so before the step the rate keeps climbing: eq. 9 with
+        // Ā > 0. At 10 s the second link's available rate drops to 0, at
+        // 20 s it comes back.
+        let c = cfg();
+        let attempts: Attempts = Rc::default();
+        let available: Available = Rc::new(RefCell::new(AVAILABLE));
+        let relays: Vec<Box<dyn Agent>> = (1..4)
+            .map(|_| viewed(JtpRelay::new(c.clone()).unwrap(), &attempts, &available))
+            .collect();
+        let mut w = World::chain(
+            viewed(
+                JtpSender::new(c.clone(), Addr::new(4, 1)).unwrap(),
+                &attempts,
+                &available,
+            ),
+            relays,
+            Box::new(JtpReceiver::new(c.clone()).unwrap()),
+            pattern(3000 * 800),
+        );
+        w.start();
+        let mut at = Vec::new();
+        for sec in 1..=30u64 {
+            if sec == 10 {
+                available.borrow_mut()[1] = 0.0;
+            }
+            if sec == 20 {
+                available.borrow_mut()[1] = 120_000.0;
+            }
+            while w.step(Time::from_secs(sec)) {}
+            at.push((gauge(&w, 0, "rate_bps"), gauge(&w, 4, "jtp_urgent_acks")));
+        }
+        let (before, urgent_before) = at[8];
+        assert!(before > 200_000.0, "the rate grew while Ā > 0: {before}");
+        assert_eq!(urgent_before, 0.0, "a steady path sends no urgent ACK");
+        // The drop is seen at once (an urgent ACK) and the rate halves at
+        // each ACK from then on.
+        let (after, urgent_after) = at[12];
+        assert_eq!(urgent_after, 1.0);
+        assert!(after < before / 8.0, "{after} after {before}");
+        // The path recovers: another urgent ACK, and the rate climbs again.
+        let (low, _) = at[19];
+        let (end, urgent_end) = at[29];
+        assert!(urgent_end >= 2.0);
+        assert!(end > 5.0 * low, "{end} from {low}");
     }
 }
 /// Data transmissions to deliver 250 packets over `hops` links that lose
