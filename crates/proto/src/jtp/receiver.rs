@@ -4,6 +4,10 @@
 //! the monitor sees a persistent change. Each ACK carries the cumulative
 //! ACK, a SNACK of the holes below the highest packet received, the rate,
 //! an energy budget and the period until the next regular ACK.
+//!
+//! With a loss tolerance above 0 the destination asks only for the packets
+//! the application needs: it gives up on holes while the share given up
+//! stays within the tolerance, and delivers the stream without them.
 
 use std::collections::BTreeMap;
 
@@ -43,6 +47,8 @@ pub struct JtpReceiver {
     stats: TransportStats,
     acks_urgent: u64,
     duplicates: u64,
+    /// Holes given up on within the loss tolerance.
+    skipped: u64,
 }
 
 impl JtpReceiver {
@@ -64,6 +70,7 @@ impl JtpReceiver {
             stats: TransportStats::default(),
             acks_urgent: 0,
             duplicates: 0,
+            skipped: 0,
         })
     }
 
@@ -140,6 +147,28 @@ impl JtpReceiver {
         }
     }
 
+    /// Delivers what is in order. A hole below the highest packet received
+    /// is given up on — skipped, never SNACKed — while the packets given up
+    /// stay within the loss tolerance of those the stream has reached
+    /// (`skipped + 1 ≤ lt · (highest + 1)`); with lt = 0 (jtp0) never.
+    fn advance(&mut self, net: &mut dyn Net) {
+        loop {
+            if let Some(payload) = self.waiting.remove(&self.next) {
+                net.deliver(&payload);
+                self.next += 1;
+                continue;
+            }
+            let Some(top) = self.highest else { break };
+            let allowed = self.cfg.loss_tolerance * (top as f64 + 1.0);
+            if top > self.next && (self.skipped + 1) as f64 <= allowed {
+                self.skipped += 1;
+                self.next += 1;
+                continue;
+            }
+            break;
+        }
+    }
+
     fn on_data(&mut self, net: &mut dyn Net, from: Addr, d: JtpData<'_>) {
         self.stats.packets_received += 1;
         self.stats.bytes_received += d.payload.len() as u64;
@@ -172,10 +201,7 @@ impl JtpReceiver {
         }
         self.highest = Some(self.highest.map_or(d.seq, |h| h.max(d.seq)));
         self.waiting.insert(d.seq, d.payload.to_vec());
-        while let Some(payload) = self.waiting.remove(&self.next) {
-            net.deliver(&payload);
-            self.next += 1;
-        }
+        self.advance(net);
         if self.fin_seq.is_some_and(|f| self.next > f) {
             self.finished = true;
             net.deliver_finished();
@@ -225,6 +251,7 @@ impl Agent for JtpReceiver {
             "jtp_available_mean" => self.monitor.mean(),
             "jtp_urgent_acks" => Some(self.acks_urgent as f64),
             "jtp_duplicates" => Some(self.duplicates as f64),
+            "jtp_skipped" => Some(self.skipped as f64),
             _ => None,
         }
     }

@@ -603,3 +603,50 @@ fn transmissions_match_the_analysis_with_and_without_caches() {
         assert!(uncached > cached);
     }
 }
+
+/// True if `got` is `chunks` of `want` (800-byte packets) in order, some
+/// left out, none repeated or altered; returns how many were kept.
+fn kept_chunks(got: &[u8], want: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    let mut kept = 0;
+    for chunk in want.chunks(800) {
+        if got[at..].starts_with(chunk) {
+            at += chunk.len();
+            kept += 1;
+        }
+    }
+    (at == got.len()).then_some(kept)
+}
+
+#[test]
+fn a_lossy_stream_with_jtp10_delivers_ninety_percent_and_sends_less_than_jtp0() {
+    let packets = 500;
+    let run = |lt: f64| {
+        let c = JtpConfig {
+            loss_tolerance: lt,
+            ..cfg()
+        };
+        let mut w = chain(4, packets * 800, c);
+        w.drop = lossy(0.02, 11);
+        w.start();
+        assert!(w.run(Time::from_secs(600)), "lt {lt}");
+        let kept =
+            kept_chunks(&w.delivered, &pattern(packets * 800)).expect("in order, no repeats");
+        let sent = w
+            .log
+            .iter()
+            .filter(|s| matches!(parse(&s.packet), JtpRepr::Data(_)))
+            .count();
+        (kept, sent, gauge(&w, 4, "jtp_skipped"))
+    };
+    let (kept0, sent0, skipped0) = run(0.0);
+    assert_eq!(
+        (kept0, skipped0),
+        (packets, 0.0),
+        "jtp0 delivers everything"
+    );
+    let (kept10, sent10, skipped10) = run(0.1);
+    assert!(kept10 as f64 >= 0.9 * packets as f64, "jtp10 kept {kept10}");
+    assert!(skipped10 > 0.0 && kept10 + skipped10 as usize == packets);
+    assert!(sent10 < sent0, "jtp10 sent {sent10}, jtp0 {sent0}");
+}
