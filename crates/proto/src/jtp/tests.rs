@@ -650,3 +650,31 @@ fn a_lossy_stream_with_jtp10_delivers_ninety_percent_and_sends_less_than_jtp0() 
     assert!(skipped10 > 0.0 && kept10 + skipped10 as usize == packets);
     assert!(sent10 < sent0, "jtp10 sent {sent10}, jtp0 {sent0}");
 }
+
+#[test]
+fn an_empty_stream_ends_with_one_fin() {
+    let mut w = chain(3, 0, cfg());
+    w.start();
+    assert!(w.run(Time::from_secs(10)));
+    assert!(w.delivered.is_empty());
+    assert_eq!(w.finished, 1);
+    assert_eq!(data_sent_by(&w, 0), [0]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// Whatever is lost on whichever hops, both ways, a full-reliability
+    /// transfer delivers the stream exactly once and in order, and ends.
+    #[test]
+    fn delivers_exactly_under_any_loss(
+        seed: u64, rate in 0.0f64..0.2, hops in 1usize..6, bytes in 0usize..40_000,
+    ) {
+        let mut w = chain(hops, bytes, cfg());
+        w.drop = lossy(rate, seed);
+        w.start();
+        w.run(Time::from_secs(3_000));
+        proptest::prop_assert!(w.delivered == pattern(bytes), "{} of {bytes}", w.delivered.len());
+        proptest::prop_assert_eq!(w.finished, 1);
+        proptest::prop_assert!(w.agents[0].is_closed());
+    }
+}
