@@ -6,15 +6,15 @@
 //!
 //! * with caches (JTP, best case: infinite caches, each loss recovered by
 //!   the last node that holds the packet), every link is crossed after a
-//!   geometric number of attempts: E[T] = k · H / (1 − p)                 (5)
+//!   geometric number of attempts: E(T) = k · H / (1 − p)                 (5)
 //! * without caches (JNC), a packet that exhausts its `n` attempts on any
 //!   link is lost and sent again by the source:
-//!   E[T] = k · H / ((1 − pⁿ)^(H−1) (1 − p))                          (6)
+//!   E(T) = k · H / ((1 − pⁿ)^(H−1) (1 − p))                          (6)
 //!
 //! Equation 6 as printed is an upper bound. Counting exactly: the source
 //! sends k / (1 − pⁿ)ᴴ packets; a packet reaches link i with probability
 //! (1 − pⁿ)ⁱ and spends (1 − pⁿ)/(1 − p) attempts there on average, so
-//! E[T] = k/(1 − p) · Σⱼ₌₀^{H−1} (1 − pⁿ)^(−j) ([`expected_no_cache_exact`]).
+//! E(T) = k/(1 − p) · Σⱼ₌₀^{H−1} (1 − pⁿ)^(−j) ([`expected_no_cache_exact`]).
 //! Equation 6 replaces each term with the largest, j = H − 1; the two agree
 //! for H = 1 and as pⁿ → 0 (within 1 % for the paper's n = 5, p ≤ 0.3,
 //! H ≤ 8), and drift apart when pⁿ is large (15 % at n = 2, p = 0.3, H = 4).
