@@ -313,11 +313,15 @@ mod per_hop_view {
     type Attempts = Rc<RefCell<Vec<(NodeId, Option<u8>)>>>;
     /// The available rate toward each node 1..=4 (index node − 1), b/s.
     type Available = Rc<RefCell<[f64; 4]>>;
+    /// Hops each node 0..=4 believes it has left beyond the truth (a stale
+    /// routing view).
+    type Stale = Rc<RefCell<[u32; 5]>>;
 
     struct View<'a> {
         net: &'a mut dyn Net,
         attempts: Attempts,
         available: Available,
+        stale: Stale,
     }
 
     impl Net for View<'_> {
@@ -357,7 +361,7 @@ mod per_hop_view {
             let me = self.net.local().node;
             Some(Route {
                 next_hop: me + 1,
-                hops: dst - me,
+                hops: dst - me + self.stale.borrow()[me as usize],
             })
         }
         fn link(&self, neighbour: NodeId) -> Option<LinkInfo> {
@@ -376,6 +380,7 @@ mod per_hop_view {
         inner: A,
         attempts: Attempts,
         available: Available,
+        stale: Stale,
     }
 
     impl<A: Agent> Viewed<A> {
@@ -384,6 +389,7 @@ mod per_hop_view {
                 net,
                 attempts: self.attempts.clone(),
                 available: self.available.clone(),
+                stale: self.stale.clone(),
             };
             f(&mut self.inner, &mut view)
         }
@@ -427,10 +433,20 @@ mod per_hop_view {
         attempts: &Attempts,
         available: &Available,
     ) -> Box<dyn Agent> {
+        viewed_stale(a, attempts, available, &Stale::default())
+    }
+
+    fn viewed_stale<A: Agent + 'static>(
+        a: A,
+        attempts: &Attempts,
+        available: &Available,
+        stale: &Stale,
+    ) -> Box<dyn Agent> {
         Box::new(Viewed {
             inner: a,
             attempts: attempts.clone(),
             available: available.clone(),
+            stale: stale.clone(),
         })
     }
 
@@ -496,6 +512,73 @@ mod per_hop_view {
         let energy: Vec<u32> = left.iter().map(|l| l.2).collect();
         assert_eq!(energy, [124, 248, 372, 496]);
         assert_eq!(left.iter().map(|l| l.3).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_stale_view_still_meets_the_end_to_end_tolerance() {
+        // jtp20 over 4 links at p = 0.2; node 1 believes 5 hops remain
+        // where 3 do. Node 0 (H 4): q = 0.8^0.25 = 0.9457, log(0.0543)/log(0.2)
+        // = 1.81 → 2. Node 1 (H 5, lt 1 − 0.8^0.75): q = 0.8^0.15 = 0.9671,
+        // 2.12 → 3 (an accurate view gives 2). Nodes 2 and 3 share what is
+        // left: q = 0.8^0.3 = 0.9353 each, 1.70 → 2. The targets still
+        // multiply to 0.8^(0.25 + 0.15 + 0.3 + 0.3) = 0.8 = 1 − lt.
+        let c = JtpConfig {
+            loss_tolerance: 0.2,
+            ..cfg()
+        };
+        let attempts: Attempts = Rc::default();
+        let available: Available = Rc::new(RefCell::new(AVAILABLE));
+        let stale: Stale = Rc::new(RefCell::new([0, 2, 0, 0, 0]));
+        let relays: Vec<Box<dyn Agent>> = (1..4)
+            .map(|_| {
+                viewed_stale(
+                    JtpRelay::new(c.clone()).unwrap(),
+                    &attempts,
+                    &available,
+                    &stale,
+                )
+            })
+            .collect();
+        let mut w = World::chain(
+            viewed_stale(
+                JtpSender::new(c.clone(), Addr::new(4, 1)).unwrap(),
+                &attempts,
+                &available,
+                &stale,
+            ),
+            relays,
+            Box::new(JtpReceiver::new(c.clone()).unwrap()),
+            pattern(800),
+        );
+        w.start();
+        assert!(w.run(Time::from_secs(10)));
+        let first: Vec<_> = attempts.borrow().iter().take(4).copied().collect();
+        assert_eq!(
+            first,
+            [(0, Some(2)), (1, Some(3)), (2, Some(2)), (3, Some(2))]
+        );
+        // The tolerance each node handed on, and the per-link targets
+        // q_i = (1 − lt_i) / (1 − lt_{i+1}) they imply.
+        let mut lts = vec![LossTolerance::from_fraction(0.2).fraction()];
+        for node in 0..4 {
+            let s = w.log.iter().find(|s| s.from == node).unwrap();
+            let JtpRepr::Data(d) = parse(&s.packet) else {
+                panic!("node {node} sent an ACK first")
+            };
+            lts.push(d.loss_tolerance.fraction());
+        }
+        let want = [0.8f64.powf(0.75), 0.8f64.powf(0.6), 0.8f64.powf(0.3), 1.0];
+        for (i, w) in want.iter().enumerate() {
+            assert!(
+                (1.0 - lts[i + 1] - w).abs() < 1e-4,
+                "node {i}: {}",
+                lts[i + 1]
+            );
+        }
+        let product: f64 = (0..4)
+            .map(|i| (1.0 - lts[i]) / (1.0 - lts[i + 1]))
+            .product();
+        assert!((product - 0.8).abs() < 1e-4, "{product}");
     }
 
     #[test]
