@@ -199,6 +199,33 @@ fn a_lost_tail_is_resent_without_waiting_for_late_feedback() {
 }
 
 #[test]
+fn late_feedback_backs_the_source_off_and_it_probes() {
+    // Every ACK after the first is lost. The first announces a period of
+    // max(200 ms, 8 packets / 30.3 packets/s) = 264 ms; the source calls
+    // feedback late 1.5 periods plus the 500 ms grace later, ~0.9 s, and
+    // again each ~0.9 s: each time it halves its rate and resends its
+    // oldest unacknowledged packet.
+    let mut w = chain(2, 2_000 * 800, cfg());
+    let mut acks = 0;
+    w.drop = Box::new(move |_, from, _, p| {
+        let ack = from == 2 && matches!(parse(p), JtpRepr::Ack(_));
+        acks += ack as u32;
+        ack && acks > 1
+    });
+    w.start();
+    while w.step(Time::from_millis(3_000)) {}
+    let late = gauge(&w, 0, "jtp_late_feedback");
+    let rate = gauge(&w, 0, "rate_bps");
+    assert_eq!(late, 3.0, "late at about 0.9, 1.8 and 2.7 s");
+    assert_eq!(rate, 200_000.0 / 8.0);
+    assert_eq!(
+        w.agents[0].stats().retransmitted_packets,
+        3,
+        "one probe each time"
+    );
+}
+
+#[test]
 fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
     // 824-byte packets (24 + 800) at 65 920 b/s leave every 100 ms.
     let c = JtpConfig {
