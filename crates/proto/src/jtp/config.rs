@@ -126,3 +126,104 @@ impl JtpConfig {
         self.format.data_header_len() + self.packet_size
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_follow_table_1() {
+        let c = JtpConfig::default();
+        c.validate().unwrap();
+        assert_eq!(
+            (c.packet_size, c.max_attempts, c.cache_packets),
+            (800, 5, 1000)
+        );
+        assert_eq!(c.feedback_lower_bound, Duration::from_secs(10));
+        assert_eq!(c.wire_packet_len(), 824);
+        let paper = JtpConfig {
+            format: Format::Paper,
+            ..JtpConfig::default()
+        };
+        assert_eq!(paper.wire_packet_len(), 828);
+    }
+
+    #[test]
+    fn each_bad_option_is_named() {
+        let d = JtpConfig::default;
+        let cases: Vec<(JtpConfig, &str)> = vec![
+            (
+                JtpConfig {
+                    packet_size: 0,
+                    ..d()
+                },
+                "packet_size",
+            ),
+            (
+                JtpConfig {
+                    loss_tolerance: 1.5,
+                    ..d()
+                },
+                "loss_tolerance",
+            ),
+            (
+                JtpConfig {
+                    max_attempts: 0,
+                    ..d()
+                },
+                "max_attempts",
+            ),
+            (
+                JtpConfig {
+                    assumed_link_loss: Some(-0.1),
+                    ..d()
+                },
+                "assumed_link_loss",
+            ),
+            (
+                JtpConfig {
+                    initial_rate_bps: 0.0,
+                    ..d()
+                },
+                "initial_rate_bps",
+            ),
+            (
+                JtpConfig {
+                    feedback_packets: 0,
+                    ..d()
+                },
+                "feedback_packets",
+            ),
+            (
+                JtpConfig {
+                    late_backoff: 1.0,
+                    ..d()
+                },
+                "late_backoff",
+            ),
+            (
+                JtpConfig {
+                    budget_factor: f64::NAN,
+                    ..d()
+                },
+                "budget_factor",
+            ),
+            (
+                JtpConfig {
+                    max_snack: 0,
+                    ..d()
+                },
+                "max_snack",
+            ),
+        ];
+        for (c, key) in cases {
+            assert_eq!(c.validate().unwrap_err().key, key);
+        }
+        let mut c = d();
+        c.monitor.beta = 2.0;
+        assert_eq!(c.validate().unwrap_err().key, "beta");
+        let mut c = d();
+        c.controller.k_i = 0.0;
+        assert_eq!(c.validate().unwrap_err().key, "k_i");
+    }
+}
