@@ -27,6 +27,11 @@ const FEEDBACK: TimerId = TimerId(0);
 /// EWMA gain of the mean energy used per packet (ours).
 const ENERGY_GAIN: f64 = 0.1;
 
+/// Packets beyond the cumulative ACK the destination accepts; a sequence
+/// number further ahead is not from a source it granted a rate to (and
+/// would make a tolerant receiver walk billions of holes). Ours.
+pub const MAX_AHEAD: u32 = 1 << 16;
+
 pub struct JtpReceiver {
     cfg: JtpConfig,
     timers: TimerTable,
@@ -173,6 +178,10 @@ impl JtpReceiver {
         self.stats.packets_received += 1;
         self.stats.bytes_received += d.payload.len() as u64;
         if d.flow != self.cfg.flow {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        if d.seq >= self.next.saturating_add(MAX_AHEAD) {
             self.stats.unexpected_dropped += 1;
             return;
         }

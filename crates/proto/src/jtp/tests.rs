@@ -788,3 +788,35 @@ proptest::proptest! {
         proptest::prop_assert!(w.agents[0].is_closed());
     }
 }
+
+#[test]
+fn a_sequence_number_far_ahead_is_refused() {
+    use joulenet_wire::jtp::{DataFlags, Format, JtpData, LossTolerance};
+    let c = JtpConfig {
+        loss_tolerance: 1.0,
+        ..cfg()
+    };
+    let mut w = World::new(
+        vec![Box::new(JtpReceiver::new(c).unwrap()) as Box<dyn Agent>],
+        Vec::new(),
+    );
+    let bogus = JtpRepr::Data(JtpData {
+        format: Format::Compact,
+        flags: DataFlags::default(),
+        flow: 1,
+        seq: 4_000_000_000,
+        available_rate: u32::MAX,
+        energy_budget: u32::MAX,
+        energy_used: 0,
+        loss_tolerance: LossTolerance::ZERO,
+        hops: 0,
+        priority: 0,
+        payload: b"x",
+    });
+    let mut buf = Vec::new();
+    bogus.emit_to_vec(&mut buf);
+    w.inject(0, 0, &buf);
+    assert!(w.delivered.is_empty());
+    assert_eq!(w.agents[0].stats().unexpected_dropped, 1);
+    assert_eq!(gauge(&w, 0, "jtp_skipped"), 0.0);
+}
