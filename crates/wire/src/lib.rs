@@ -37,6 +37,7 @@ pub type Result<T> = core::result::Result<T, Error>;
 
 pub mod checksum;
 pub mod ipv4;
+pub mod jtp;
 pub mod rcp;
 pub mod tcp;
 pub mod udp;

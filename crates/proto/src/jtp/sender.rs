@@ -1,0 +1,392 @@
+//! The eJTP source (§2.1, §4.1, §5): sends at the rate the destination
+//! grants, paced; keeps every packet until the cumulative ACK passes it;
+//! retransmits end to end only what remains in an ACK's SNACK list; pauses
+//! Σ sⱼ / r(t) for the packets relays recovered on its behalf; and backs off
+//! (and probes) when feedback is later than the destination announced.
+//!
+//! One retransmission rule is ours: a SNACK can name only holes below the
+//! highest packet received, so a lost *tail* (the last packets sent) would
+//! wait for a late-feedback probe. An ACK carries one past the highest
+//! packet received; held packets at or above it that were sent more than
+//! two round trips plus the ACK grace before the ACK arrived are resent.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use joulenet_wire::jtp::{
+    DataFlags, JtpAck, JtpData, JtpPacket, JtpRepr, LossTolerance, PROTOCOL, RATE_UNKNOWN,
+};
+
+use super::backoff::backoff;
+use super::config::JtpConfig;
+use super::hop::{rewrite, HopVerdict};
+use crate::config_error::ConfigError;
+use crate::net::{Addr, Agent, AppRead, Net, TimerId, TimerTable, TransportEvent, TxOpts};
+use crate::stats::TransportStats;
+use crate::time::{Duration, Time};
+
+/// A packet sent and not yet acknowledged.
+struct Held {
+    payload: Vec<u8>,
+    fin: bool,
+    first_sent: Time,
+    last_sent: Time,
+}
+
+/// The sender's timers.
+const SEND: TimerId = TimerId(0);
+const FEEDBACK_LATE: TimerId = TimerId(1);
+
+pub struct JtpSender {
+    cfg: JtpConfig,
+    peer: Addr,
+    timers: TimerTable,
+    /// Unacknowledged packets by sequence number.
+    held: BTreeMap<u32, Held>,
+    /// Round-trip estimate: the smallest time from a packet's first sending
+    /// to an ACK naming it the highest received (an overestimate when the
+    /// receiver waited to ACK, never an underestimate).
+    rtt: Option<Duration>,
+    /// The next new sequence number.
+    next_seq: u32,
+    /// A chunk read ahead of the one being sent, to know which is last.
+    ahead: Option<Vec<u8>>,
+    /// The application said it has no more data.
+    app_done: bool,
+    /// The last packet (FIN) has been sent.
+    fin_sent: bool,
+    /// End-to-end retransmissions to make, lowest first.
+    to_resend: BTreeSet<u32>,
+    rate_bps: f64,
+    /// Packets' energy budget (the receiver's advice once it arrives).
+    budget_uj: u32,
+    /// No packet leaves before this (pacing and back-off).
+    next_send: Time,
+    /// The feedback period the receiver announced last.
+    period: Option<Duration>,
+    closed: bool,
+    stats: TransportStats,
+    /// Packets relays recovered for this source, and the last back-off.
+    locally_recovered: u64,
+    last_backoff: Duration,
+    late_feedbacks: u64,
+}
+
+impl JtpSender {
+    pub fn new(cfg: JtpConfig, peer: Addr) -> Result<JtpSender, ConfigError> {
+        cfg.validate()?;
+        Ok(JtpSender {
+            rate_bps: cfg.initial_rate_bps,
+            budget_uj: cfg.energy_budget_uj,
+            cfg,
+            peer,
+            timers: TimerTable::new(),
+            held: BTreeMap::new(),
+            rtt: None,
+            next_seq: 0,
+            ahead: None,
+            app_done: false,
+            fin_sent: false,
+            to_resend: BTreeSet::new(),
+            next_send: Time::ZERO,
+            period: None,
+            closed: false,
+            stats: TransportStats::default(),
+            locally_recovered: 0,
+            last_backoff: Duration::ZERO,
+            late_feedbacks: 0,
+        })
+    }
+
+    /// The rate the source sends at now, bits/s.
+    pub fn rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+
+    fn read_chunk(&mut self, net: &mut dyn Net) -> Option<Vec<u8>> {
+        if let Some(c) = self.ahead.take() {
+            return Some(c);
+        }
+        if self.app_done {
+            return None;
+        }
+        let mut buf = vec![0; self.cfg.packet_size];
+        match net.app_read(&mut buf) {
+            AppRead::Data(n) => {
+                buf.truncate(n);
+                Some(buf)
+            }
+            AppRead::Pending => None,
+            AppRead::Finished => {
+                self.app_done = true;
+                None
+            }
+        }
+    }
+
+    /// The next new packet's payload and whether it is the last, if the
+    /// application has one now.
+    fn next_new(&mut self, net: &mut dyn Net) -> Option<(Vec<u8>, bool)> {
+        if self.fin_sent {
+            return None;
+        }
+        match self.read_chunk(net) {
+            Some(chunk) => {
+                // Read one ahead to know whether this chunk is the last.
+                let after = self.read_chunk(net);
+                let last = after.is_none() && self.app_done;
+                self.ahead = after;
+                Some((chunk, last))
+            }
+            // Nothing was ever sent or the data ended on a chunk boundary
+            // with no read-ahead: an empty FIN closes the stream.
+            None if self.app_done => Some((Vec::new(), true)),
+            None => None,
+        }
+    }
+
+    fn emit(&mut self, net: &mut dyn Net, seq: u32, retx: bool) {
+        let now = net.now();
+        let Some(held) = self.held.get_mut(&seq) else {
+            return;
+        };
+        held.last_sent = now;
+        let (payload, fin) = (&held.payload, &held.fin);
+        let repr = JtpRepr::Data(JtpData {
+            format: self.cfg.format,
+            flags: DataFlags {
+                fin: *fin,
+                retx,
+                local: false,
+            },
+            flow: self.cfg.flow,
+            seq,
+            available_rate: RATE_UNKNOWN,
+            energy_budget: self.budget_uj,
+            energy_used: 0,
+            loss_tolerance: LossTolerance::from_fraction(self.cfg.loss_tolerance),
+            hops: 0,
+            priority: self.cfg.priority,
+            payload,
+        });
+        let len = repr.buffer_len();
+        let mut buf = net.packet_buffer();
+        buf.clear();
+        repr.emit_to_vec(&mut buf);
+        let payload_len = payload.len() as u64;
+        // The source is the first iJTP hop.
+        let link_attempts = match rewrite(net, self.peer.node, &mut buf, &self.cfg) {
+            HopVerdict::Send { link_attempts } => link_attempts,
+            HopVerdict::OverBudget => return,
+        };
+        let mut opts = TxOpts::ipv4(PROTOCOL);
+        opts.link_attempts = Some(link_attempts);
+        net.send(self.peer, buf, opts);
+        self.stats.data_packets += 1;
+        self.stats.data_bytes += len as u64;
+        if retx {
+            self.stats.retransmitted_packets += 1;
+            self.stats.retransmitted_bytes += len as u64;
+        } else {
+            self.stats.payload_bytes += payload_len;
+        }
+        let gap = Duration::from_secs_f64(len as f64 * 8.0 / self.rate_bps);
+        self.next_send = net.now() + gap;
+    }
+
+    /// Sends what is due now and arms the send timer for the next.
+    fn pump(&mut self, net: &mut dyn Net) {
+        let now = net.now();
+        if self.closed {
+            self.timers.cancel(SEND);
+            return;
+        }
+        if now < self.next_send {
+            self.timers.set(SEND, self.next_send);
+            return;
+        }
+        self.timers.cancel(SEND);
+        // Retransmissions first, then new data.
+        while let Some(seq) = self.to_resend.pop_first() {
+            if self.held.contains_key(&seq) {
+                self.emit(net, seq, true);
+                self.timers.set(SEND, self.next_send);
+                return;
+            }
+        }
+        if let Some((payload, fin)) = self.next_new(net) {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            self.fin_sent = fin;
+            let now = net.now();
+            self.held.insert(
+                seq,
+                Held {
+                    payload,
+                    fin,
+                    first_sent: now,
+                    last_sent: now,
+                },
+            );
+            self.emit(net, seq, false);
+            self.timers.set(SEND, self.next_send);
+        }
+    }
+
+    fn arm_feedback_watch(&mut self, net: &dyn Net) {
+        let wait = match self.period {
+            Some(t) => t.saturating_add(Duration(t.0 / 2)),
+            None => self.cfg.feedback_lower_bound,
+        };
+        self.timers.set(
+            FEEDBACK_LATE,
+            net.now() + wait.saturating_add(self.cfg.ack_grace),
+        );
+    }
+
+    fn on_ack(&mut self, net: &mut dyn Net, ack: JtpAck) {
+        self.stats.packets_received += 1;
+        if ack.flow != self.cfg.flow {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        if ack.rate > 0 && ack.rate != RATE_UNKNOWN {
+            self.rate_bps = ack.rate as f64;
+        }
+        if ack.energy_budget > 0 {
+            self.budget_uj = ack.energy_budget;
+        }
+        self.period = Some(Duration::from_micros(ack.feedback_period_us as u64));
+        // §4.1: pause for what relays sent on our behalf, at the granted rate.
+        let header = self.cfg.format.data_header_len();
+        let sizes: Vec<usize> = ack
+            .local
+            .iter()
+            .map(|s| {
+                self.held
+                    .get(s)
+                    .map_or(self.cfg.wire_packet_len(), |h| header + h.payload.len())
+            })
+            .collect();
+        if !sizes.is_empty() {
+            self.locally_recovered += sizes.len() as u64;
+            if let Some(tb) = backoff(sizes, self.rate_bps) {
+                self.last_backoff = tb;
+                self.next_send = self.next_send.max(net.now()) + tb;
+            }
+        }
+        let now = net.now();
+        if let Some(h) = ack.highest.checked_sub(1).and_then(|s| self.held.get(&s)) {
+            let sample = now.saturating_since(h.first_sent);
+            self.rtt = Some(self.rtt.map_or(sample, |r| r.min(sample)));
+        }
+        // Forget what arrived; resend only what remains in the SNACK.
+        self.held = self.held.split_off(&ack.cum_ack);
+        for seq in &ack.local {
+            self.to_resend.remove(seq);
+        }
+        for seq in ack.snack {
+            let Some(h) = self.held.get(&seq) else {
+                continue;
+            };
+            // A retransmission sent less than a round trip ago cannot have
+            // reached the receiver before it wrote this SNACK: still under
+            // way, not lost again.
+            let under_way = self.rtt.is_some_and(|rtt| h.last_sent + rtt > now);
+            if !ack.local.contains(&seq) && !under_way {
+                self.to_resend.insert(seq);
+            }
+        }
+        // A lost tail: unseen by the receiver long after it left.
+        if let Some(rtt) = self.rtt {
+            let patience = rtt.saturating_mul(2).saturating_add(self.cfg.ack_grace);
+            for (seq, h) in self.held.range(ack.highest..) {
+                if h.last_sent + patience <= now && !ack.local.contains(seq) {
+                    self.to_resend.insert(*seq);
+                }
+            }
+        }
+        if ack.fin && self.fin_sent && self.held.is_empty() {
+            self.closed = true;
+            self.timers.clear();
+            net.event(TransportEvent::Closed);
+            return;
+        }
+        self.arm_feedback_watch(net);
+        self.pump(net);
+    }
+}
+
+impl Agent for JtpSender {
+    fn protocol(&self) -> &'static str {
+        "jtp"
+    }
+
+    fn start(&mut self, net: &mut dyn Net) {
+        self.next_send = net.now();
+        self.arm_feedback_watch(net);
+        self.pump(net);
+    }
+
+    fn on_packet(&mut self, net: &mut dyn Net, _from: Addr, packet: &[u8]) {
+        match JtpRepr::parse(&JtpPacket::new_unchecked(packet)) {
+            Ok(JtpRepr::Ack(ack)) => self.on_ack(net, ack),
+            Ok(JtpRepr::Data(_)) => self.stats.unexpected_dropped += 1,
+            Err(_) => self.stats.malformed_dropped += 1,
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        while let Some(id) = self.timers.pop_expired(net.now()) {
+            match id {
+                SEND => self.pump(net),
+                FEEDBACK_LATE => {
+                    // §2.1.2: feedback is late — back off, and probe with the
+                    // oldest unacknowledged packet so a receiver that heard
+                    // nothing (or whose ACK was lost) answers.
+                    self.stats.timeouts += 1;
+                    self.late_feedbacks += 1;
+                    self.rate_bps = (self.rate_bps * self.cfg.late_backoff).max(
+                        self.cfg.controller.min_rate * 8.0 * self.cfg.wire_packet_len() as f64,
+                    );
+                    if self.to_resend.is_empty() {
+                        if let Some(&seq) = self.held.keys().next() {
+                            self.to_resend.insert(seq);
+                        }
+                    }
+                    self.arm_feedback_watch(net);
+                    self.pump(net);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn on_app_ready(&mut self, net: &mut dyn Net) {
+        if !self.timers.is_armed(SEND) {
+            self.pump(net);
+        }
+    }
+
+    fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    fn gauge(&self, name: &str) -> Option<f64> {
+        match name {
+            "rate_bps" => Some(self.rate_bps),
+            "jtp_locally_recovered" => Some(self.locally_recovered as f64),
+            "jtp_backoff_s" => Some(self.last_backoff.as_secs_f64()),
+            "jtp_late_feedback" => Some(self.late_feedbacks as f64),
+            "jtp_held" => Some(self.held.len() as f64),
+            _ => None,
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed
+    }
+}
