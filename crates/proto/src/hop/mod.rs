@@ -24,9 +24,13 @@
 //! * [`virtual_rtx`]: virtual retransmission (§3.2): a BSYN that travels the
 //!   route and moves data only where the next hop lacks it; TTL.
 
+pub mod backpressure;
 pub mod bitmap;
 pub mod block;
+pub mod cache;
+pub mod inbound;
 pub mod sender;
+pub mod withhold;
 
 use crate::config_error::ConfigError;
 use crate::time::Duration;
