@@ -28,9 +28,14 @@ pub mod backpressure;
 pub mod bitmap;
 pub mod block;
 pub mod cache;
+pub mod e2e;
 pub mod inbound;
 pub mod sender;
+pub mod virtual_rtx;
 pub mod withhold;
+
+#[cfg(test)]
+mod exchange_tests;
 
 use crate::config_error::ConfigError;
 use crate::time::Duration;
