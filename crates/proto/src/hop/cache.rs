@@ -81,6 +81,19 @@ impl FrameCache {
         })
     }
 
+    /// Block numbers of a flow held (whole or in part), in order.
+    pub fn blocks_of(&self, flow_id: u32) -> Vec<u32> {
+        let from = BlockKey {
+            flow_id,
+            block_num: 0,
+        };
+        self.blocks
+            .range(from..)
+            .take_while(|(k, _)| k.flow_id == flow_id)
+            .map(|(k, _)| k.block_num)
+            .collect()
+    }
+
     /// Puts a whole block in (the source's own, or a micro-block).
     pub fn put(&mut self, key: BlockKey, block: BlockBuf) {
         self.remove(key);

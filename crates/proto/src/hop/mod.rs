@@ -21,9 +21,12 @@
 //!   BSYNs answered (or withheld by the two rules above) with BACKs.
 //! * [`e2e`]: the source's end-to-end timeout, the most recent block round
 //!   trip (initial 60 s).
+//! * [`agent`]: the agent — source, relay and sink of the flows that touch a
+//!   node, with a round-robin scheduler over flows.
 //! * [`virtual_rtx`]: virtual retransmission (§3.2): a BSYN that travels the
 //!   route and moves data only where the next hop lacks it; TTL.
 
+pub mod agent;
 pub mod backpressure;
 pub mod bitmap;
 pub mod block;
@@ -34,6 +37,8 @@ pub mod sender;
 pub mod virtual_rtx;
 pub mod withhold;
 
+#[cfg(test)]
+mod agent_tests;
 #[cfg(test)]
 mod exchange_tests;
 
