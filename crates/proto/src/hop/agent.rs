@@ -418,6 +418,7 @@ impl HopAgent {
                     },
                 };
                 self.control(net, ends, true, repr);
+                self.wait_for_queue(net, flow_id, block);
             }
             SendAction::VirtualBsyn => {
                 let Some(shape) = shape else { return false };
@@ -432,9 +433,29 @@ impl HopAgent {
                     },
                 };
                 self.control(net, ends, true, repr);
+                self.wait_for_queue(net, flow_id, block);
             }
         }
         true
+    }
+
+    /// A BSYN leaves after the frames queued ahead of it: where the driver
+    /// knows the interface queue and the link rate, the BSYN's retry waits
+    /// that much longer.
+    fn wait_for_queue(&mut self, net: &mut dyn Net, flow_id: u32, block: u32) {
+        let Some(f) = self.flows.get_mut(&flow_id) else {
+            return;
+        };
+        let Some(info) = net.route(f.dst.node).and_then(|r| net.link(r.next_hop)) else {
+            return;
+        };
+        if info.rate_bps == 0 {
+            return;
+        }
+        let bits = (info.queue_len * (self.cfg.frame_len + 40) * 8) as u64;
+        if let Some(s) = f.senders.get_mut(&block) {
+            s.extend_retry(crate::time::Duration::transmission(bits, info.rate_bps));
+        }
     }
 
     /// The source sends FIN once the application has finished and every

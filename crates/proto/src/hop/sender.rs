@@ -70,6 +70,10 @@ pub struct BlockSender {
     opened: bool,
     per_txop: usize,
     retry: Duration,
+    /// Unanswered BSYNs in a row: each doubles the wait for the next (a
+    /// BSYN may sit behind a whole round of frames in the interface queue,
+    /// and every duplicate BSYN draws a BACK).
+    unanswered: u32,
     pub stats: SenderStats,
 }
 
@@ -85,6 +89,7 @@ impl BlockSender {
             opened: kind == SendKind::Plain,
             per_txop: per_txop.max(1),
             retry,
+            unanswered: 0,
             stats: SenderStats::default(),
         }
     }
@@ -112,8 +117,10 @@ impl BlockSender {
     }
 
     fn bsyn(&mut self, now: Time) -> SendAction {
+        let wait = self.retry.saturating_mul(1 << self.unanswered.min(6));
+        self.unanswered += 1;
         self.state = State::Awaiting {
-            retry_at: now + self.retry,
+            retry_at: now + wait,
         };
         self.stats.bsyns_sent += 1;
         match self.kind {
@@ -162,13 +169,34 @@ impl BlockSender {
         }
     }
 
+    /// Pushes the pending BSYN retry later by `d`: the driver knows how long
+    /// the frames queued ahead of the BSYN take to leave.
+    pub fn extend_retry(&mut self, d: Duration) {
+        if let State::Awaiting { retry_at } = &mut self.state {
+            *retry_at += d;
+        }
+    }
+
     /// The next hop's BACK; true exactly once, when it shows the whole
-    /// block. A BACK after that changes nothing.
+    /// block. A BACK after that changes nothing. A BACK while no BSYN is
+    /// out answers a duplicate BSYN of the previous round: what it shows is
+    /// noted, but the frames resent since are not sent again.
     pub fn on_back(&mut self, back: FrameBitmap) -> bool {
         if self.state == State::Done {
             return false;
         }
         self.stats.backs += 1;
+        self.unanswered = 0;
+        if self.state == State::Sending && self.opened && self.stats.bsyns_sent > 0 {
+            for i in back.held() {
+                self.peer.set(i);
+            }
+            if self.peer.is_full() && self.peer.len() == back.len() {
+                self.state = State::Done;
+                return true;
+            }
+            return false;
+        }
         self.sent = FrameBitmap::default();
         if back.is_full() {
             self.peer = back;
@@ -237,7 +265,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unanswered_bsyn_is_repeated_after_the_retry_interval() {
+    fn an_unanswered_bsyn_is_repeated_with_backoff() {
         let local = BlockBuf::from_data(&[7; 2], 1);
         let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
         drain(&mut s, Time::ZERO, &local);
@@ -247,6 +275,61 @@ mod tests {
             Some(SendAction::Bsyn { micro: false })
         );
         assert_eq!(s.stats.bsyns_sent, 2);
+        // The second waits twice as long, and the driver may add the
+        // time the queue ahead of it takes.
+        assert_eq!(s.poll_timeout(), Some(Time::from_millis(300)));
+        s.extend_retry(Duration::from_millis(50));
+        assert_eq!(s.poll_timeout(), Some(Time::from_millis(350)));
+    }
+
+    #[test]
+    fn a_back_to_a_duplicate_bsyn_does_not_resend_the_round_again() {
+        let local = BlockBuf::from_data(&[7; 4], 1);
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
+        drain(&mut s, Time::ZERO, &local);
+        // The BSYN was repeated while queued: two BACKs come back.
+        s.poll_transmit(Time::from_millis(100), &local);
+        let mut back = FrameBitmap::new(4);
+        back.set(0);
+        back.set(1);
+        assert!(!s.on_back(back.clone()));
+        assert_eq!(
+            drain(&mut s, Time::from_millis(100), &local),
+            vec![
+                SendAction::Frames(vec![2, 3]),
+                SendAction::Bsyn { micro: false }
+            ]
+        );
+        // This one answers the repeated BSYN, but a BSYN is out again:
+        // it is taken as the answer to it (the resent frames are in
+        // flight), so the holes go once more only after the new BSYN.
+        assert!(!s.on_back(back));
+        let again = drain(&mut s, Time::from_millis(100), &local);
+        assert_eq!(
+            again,
+            vec![
+                SendAction::Frames(vec![2, 3]),
+                SendAction::Bsyn { micro: false }
+            ]
+        );
+        // A stale BACK with no BSYN out only adds what it shows.
+        let mut s2 = BlockSender::new(SendKind::Plain, 5, RETRY);
+        drain(&mut s2, Time::ZERO, &local);
+        let mut b = FrameBitmap::new(4);
+        b.set(0);
+        assert!(!s2.on_back(b.clone()));
+        assert_eq!(
+            s2.poll_transmit(Time::ZERO, &local),
+            Some(SendAction::Frames(vec![1, 2, 3]))
+        );
+        let mut b2 = FrameBitmap::new(4);
+        b2.set(1);
+        assert!(!s2.on_back(b2));
+        assert_eq!(
+            s2.poll_transmit(Time::ZERO, &local),
+            Some(SendAction::Bsyn { micro: false }),
+            "frames 2 and 3 were just sent: not again"
+        );
     }
 
     #[test]
