@@ -336,3 +336,23 @@ proptest! {
         prop_assert_eq!(w.finished, 1);
     }
 }
+
+#[test]
+fn four_lossy_hops_reach_the_per_hop_bound() {
+    // The bound: goodput ≥ 0.8 × (1 − p) × link rate, with 5 % loss
+    // on every link (data and control alike: this world has no link ARQ).
+    let mut cfg = test_cfg();
+    cfg.max_block = 1 << 20;
+    let bytes = 2_000_000;
+    let mut w = chain(4, bytes, &cfg);
+    w.drop = lossy(0.05, 11);
+    w.start();
+    assert!(w.run(Time::from_secs(600)));
+    assert_eq!(w.delivered, pattern(bytes));
+    let goodput = bytes as f64 * 8.0 / w.now.as_secs_f64();
+    assert!(
+        goodput >= 0.8 * 0.95 * 1e6,
+        "goodput {goodput:.0} bit/s in {:?}",
+        w.now
+    );
+}
