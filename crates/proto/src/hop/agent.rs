@@ -41,6 +41,8 @@ const T_SEND: TimerId = TimerId(0);
 const T_E2E: TimerId = TimerId(1);
 /// The source's FIN retry.
 const T_FIN: TimerId = TimerId(2);
+/// Pacing: look again at an interface queue that was full.
+const T_PACE: TimerId = TimerId(3);
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Role {
@@ -320,6 +322,7 @@ impl HopAgent {
     /// Round-robin over flows, one action (a TXOP or a BSYN) per flow per
     /// turn, flows sending micro-blocks first (§3.6), until nothing is left.
     fn pump(&mut self, net: &mut dyn Net) {
+        let mut held_back = false;
         loop {
             let ids: Vec<u32> = self.flows.keys().copied().collect();
             if ids.is_empty() {
@@ -336,6 +339,10 @@ impl HopAgent {
             order.sort_by_key(|id| !micro(self, *id));
             let mut any = false;
             for id in order {
+                if !self.has_room(net, id) {
+                    held_back = true;
+                    continue;
+                }
                 if self.step_flow(net, id) {
                     self.rr = id;
                     any = true;
@@ -345,8 +352,28 @@ impl HopAgent {
                 break;
             }
         }
+        let now = net.now();
+        if held_back {
+            self.timers.set(T_PACE, now + self.cfg.pace_poll);
+        }
         self.maybe_fin(net);
-        self.rearm(net.now());
+        self.rearm(now);
+    }
+
+    /// Pacing: a flow sends only while the driver's queue toward its next
+    /// hop holds fewer than `pace_queue` packets (where the driver says;
+    /// otherwise always), so that the round robin, not the interface
+    /// queue, decides whose TXOP goes next.
+    fn has_room(&self, net: &dyn Net, flow_id: u32) -> bool {
+        let Some(f) = self.flows.get(&flow_id) else {
+            return false;
+        };
+        let Some(limit) = self.cfg.pace_queue else {
+            return true;
+        };
+        net.route(f.dst.node)
+            .and_then(|r| net.link(r.next_hop))
+            .is_none_or(|info| info.queue_len < limit)
     }
 
     /// One action of flow `flow_id`'s active sender; true if it sent.

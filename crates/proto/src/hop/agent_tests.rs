@@ -378,3 +378,147 @@ fn a_relay_restarted_mid_transfer_loses_nothing() {
     // Relay 1 still held what relay 2 lost: the source resent no frame.
     assert_eq!(w.agents[0].stats().retransmitted_packets, 0);
 }
+
+/// A relay's view of the world at node 1 of 0 — 1 — 2, with an interface
+/// queue toward node 2 that the test drains by hand.
+struct RelayNet {
+    now: Time,
+    queue_to_2: usize,
+    sent: Vec<(Addr, Addr, Vec<u8>)>,
+    rng: rand_pcg::Pcg64Mcg,
+    radio: NoRadio,
+}
+
+impl Net for RelayNet {
+    fn now(&self) -> Time {
+        self.now
+    }
+    fn local(&self) -> Addr {
+        Addr::new(1, 1)
+    }
+    fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        self.send_as(Addr::new(1, 1), to, packet, opts);
+    }
+    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, _opts: TxOpts) {
+        if to.node == 2 {
+            self.queue_to_2 += 1;
+        }
+        self.sent.push((from, to, packet));
+    }
+    fn previous_hop(&self) -> Option<crate::net::NodeId> {
+        Some(0)
+    }
+    fn rng(&mut self) -> &mut dyn rand_core::RngCore {
+        &mut self.rng
+    }
+    fn app_read(&mut self, _: &mut [u8]) -> AppRead {
+        AppRead::Finished
+    }
+    fn deliver(&mut self, _: &[u8]) {}
+    fn deliver_finished(&mut self) {}
+    fn event(&mut self, _: crate::net::TransportEvent) {}
+    fn route(&self, dst: u32) -> Option<crate::net::Route> {
+        Some(crate::net::Route {
+            next_hop: if dst > 1 { 2 } else { 0 },
+            hops: 1,
+        })
+    }
+    fn link(&self, n: u32) -> Option<crate::net::LinkInfo> {
+        Some(crate::net::LinkInfo {
+            rate_bps: 1_000_000,
+            up: true,
+            queue_len: if n == 2 { self.queue_to_2 } else { 0 },
+            ..Default::default()
+        })
+    }
+    fn radio(&mut self) -> &mut dyn crate::net::RadioControl {
+        &mut self.radio
+    }
+}
+
+#[test]
+fn a_relay_serves_its_flows_a_txop_each_in_turn() {
+    let mut cfg = test_cfg();
+    cfg.pace_queue = Some(5);
+    let mut relay = HopAgent::relay(cfg.clone());
+    let mut net = RelayNet {
+        now: Time::ZERO,
+        queue_to_2: 0,
+        sent: Vec::new(),
+        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
+        radio: NoRadio,
+    };
+    let data = pattern(20 * 1400);
+    // Two flows, 0:1 → 2:1 (id 10) and 0:2 → 2:2 (id 20), each a block of
+    // 20 frames, all of it arriving before the queue drains.
+    for (flow_id, port) in [(10u32, 1u16), (20, 2)] {
+        let (src, dst) = (Addr::new(0, port), Addr::new(2, port));
+        let mut msgs: Vec<Vec<u8>> = data
+            .chunks(1400)
+            .enumerate()
+            .map(|(i, c)| {
+                let mut b = Vec::new();
+                HopRepr {
+                    flow_id,
+                    block_num: 0,
+                    ttl: 50,
+                    message: HopMessage::Data {
+                        packet_num: i as u16,
+                        payload: c,
+                    },
+                }
+                .emit_to_vec(&mut b);
+                b
+            })
+            .collect();
+        let mut b = Vec::new();
+        HopRepr {
+            flow_id,
+            block_num: 0,
+            ttl: 50,
+            message: HopMessage::Bsyn {
+                frames: 20,
+                block_len: data.len() as u32,
+                micro: &[],
+            },
+        }
+        .emit_to_vec(&mut b);
+        msgs.push(b);
+        for mut m in msgs {
+            let mut opts = TxOpts::default();
+            let mut t = crate::net::Transit {
+                src,
+                dst,
+                previous_hop: 0,
+                packet: &mut m,
+                opts: &mut opts,
+            };
+            assert_eq!(
+                relay.on_transit(&mut net, &mut t),
+                crate::TransitVerdict::Consumed
+            );
+        }
+    }
+    // Drain the queue one TXOP at a time and see whose frames go.
+    let mut turns = Vec::new();
+    for _ in 0..12 {
+        let data_ids: Vec<u32> = net
+            .sent
+            .drain(..)
+            .filter(|(_, to, _)| to.node == 2)
+            .filter_map(|(_, _, p)| {
+                let r = HopRepr::parse(&HopPacket::new_checked(&p[..]).ok()?).ok()?;
+                matches!(r.message, HopMessage::Data { .. }).then_some(r.flow_id)
+            })
+            .collect();
+        if let Some(&id) = data_ids.first() {
+            assert!(data_ids.iter().all(|&x| x == id), "one flow per TXOP");
+            assert_eq!(data_ids.len(), 5);
+            turns.push(id);
+        }
+        net.queue_to_2 = 0;
+        net.now += Duration::from_millis(5);
+        relay.on_timeout(&mut net);
+    }
+    assert_eq!(turns, vec![10, 20, 10, 20, 10, 20, 10, 20]);
+}

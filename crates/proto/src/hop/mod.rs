@@ -80,6 +80,13 @@ pub struct HopConfig {
     /// answering another (ours: a sender that vanished must not block the
     /// receiver for ever).
     pub withhold_idle: Duration,
+    /// Pacing (ours): a flow sends only while the driver's queue toward
+    /// its next hop holds fewer packets than this, so the round robin of
+    /// §3.6 decides whose TXOP goes next; `None` hands every round to the
+    /// driver at once.
+    pub pace_queue: Option<usize>,
+    /// How often a node held back by a full queue looks again.
+    pub pace_poll: Duration,
 }
 
 impl Default for HopConfig {
@@ -96,6 +103,8 @@ impl Default for HopConfig {
             ttl: joulenet_wire::hop::DEFAULT_TTL,
             bsyn_retry: Duration::from_millis(200),
             withhold_idle: Duration::from_secs(2),
+            pace_queue: Some(16),
+            pace_poll: Duration::from_millis(2),
         }
     }
 }
@@ -135,18 +144,23 @@ impl HopConfig {
                 "H must be at least 1 block (or off)",
             ));
         }
+        if self.pace_queue == Some(0) {
+            return Err(ConfigError::new(
+                "pace_queue",
+                "must be at least 1 packet (or off)",
+            ));
+        }
         if self.ttl == 0 {
             return Err(ConfigError::new("ttl", "must be at least 1 hop"));
         }
-        if self.bsyn_retry == Duration::ZERO || self.initial_e2e_timeout == Duration::ZERO {
-            return Err(ConfigError::new(
-                if self.bsyn_retry == Duration::ZERO {
-                    "bsyn_retry"
-                } else {
-                    "initial_e2e_timeout"
-                },
-                "must be positive",
-            ));
+        for (key, d) in [
+            ("bsyn_retry", self.bsyn_retry),
+            ("initial_e2e_timeout", self.initial_e2e_timeout),
+            ("pace_poll", self.pace_poll),
+        ] {
+            if d == Duration::ZERO {
+                return Err(ConfigError::new(key, "must be positive"));
+            }
         }
         Ok(())
     }
@@ -180,5 +194,7 @@ mod tests {
         assert_eq!(bad(|c| c.backpressure = Some(0)), "backpressure");
         assert_eq!(bad(|c| c.ttl = 0), "ttl");
         assert_eq!(bad(|c| c.bsyn_retry = Duration::ZERO), "bsyn_retry");
+        assert_eq!(bad(|c| c.pace_queue = Some(0)), "pace_queue");
+        assert_eq!(bad(|c| c.pace_poll = Duration::ZERO), "pace_poll");
     }
 }
