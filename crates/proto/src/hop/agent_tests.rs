@@ -522,3 +522,66 @@ fn a_relay_serves_its_flows_a_txop_each_in_turn() {
     }
     assert_eq!(turns, vec![10, 20, 10, 20, 10, 20, 10, 20]);
 }
+
+#[test]
+fn overheard_frames_spare_a_virtual_retransmission_their_bytes() {
+    // A node overhears frames 0..3 of a block passing on another route;
+    // when a virtual BSYN for that block reaches it, its BACK says so.
+    let mut relay = HopAgent::relay(test_cfg());
+    let mut net = RelayNet {
+        now: Time::ZERO,
+        queue_to_2: 0,
+        sent: Vec::new(),
+        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
+        radio: NoRadio,
+    };
+    let data = pattern(10 * 1400);
+    let (src, dst) = (Addr::new(0, 1), Addr::new(2, 1));
+    for (i, c) in data.chunks(1400).enumerate().take(4) {
+        let mut b = Vec::new();
+        HopRepr {
+            flow_id: 7,
+            block_num: 3,
+            ttl: 50,
+            message: HopMessage::Data {
+                packet_num: i as u16,
+                payload: c,
+            },
+        }
+        .emit_to_vec(&mut b);
+        relay.on_overheard(&mut net, src, Addr::new(5, 1), &b);
+    }
+    assert_eq!(relay.cached_bytes(), 4 * 1400);
+    let mut v = Vec::new();
+    HopRepr {
+        flow_id: 7,
+        block_num: 3,
+        ttl: 50,
+        message: HopMessage::VirtualBsyn {
+            frames: 10,
+            block_len: data.len() as u32,
+        },
+    }
+    .emit_to_vec(&mut v);
+    let mut opts = TxOpts::default();
+    let mut t = crate::net::Transit {
+        src,
+        dst,
+        previous_hop: 0,
+        packet: &mut v,
+        opts: &mut opts,
+    };
+    assert_eq!(
+        relay.on_transit(&mut net, &mut t),
+        crate::TransitVerdict::Consumed
+    );
+    let backs: Vec<Vec<u8>> = net
+        .sent
+        .iter()
+        .filter_map(|(_, _, p)| match message(p) {
+            Some(HopMessage::Back { bitmap, .. }) => Some(bitmap.to_vec()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(backs, vec![vec![0b1111_0000, 0]]);
+}
