@@ -339,6 +339,9 @@ impl HopAgent {
             order.sort_by_key(|id| !micro(self, *id));
             let mut any = false;
             for id in order {
+                if self.flows[&id].closed || self.flows[&id].role == Role::Sink {
+                    continue;
+                }
                 if !self.has_room(net, id) {
                     held_back = true;
                     continue;
