@@ -1,0 +1,1019 @@
+//! Hop's agent: one type for the three roles a node plays in a flow — the
+//! source cuts blocks from the application and keeps them until the
+//! destination acknowledges them end to end; a relay (on every node in
+//! between, through [`Agent::on_transit`]) takes each block hop by hop and
+//! passes it on; the sink delivers blocks in order. A node keeps one cache,
+//! one receiving side (backpressure, ack withholding) and a round-robin
+//! scheduler over every flow it carries (§3.6), so a relay is one agent for
+//! the node, not one per flow.
+//!
+//! Every Hop message travels between the flow's two ends: DATA, BSYN and
+//! virtual BSYN from source to destination, BACK, end-to-end BACK and
+//! FIN-ACK back. Each relay consumes the per-hop ones (DATA, BSYN, virtual
+//! BSYN, BACK) and sends its own on with [`Net::send_as`], so the next node
+//! sees them as the flow's; end-to-end messages (end-to-end BACK, FIN,
+//! FIN-ACK) pass through. There is no handshake (§4.2): the first block
+//! sets up the state, FIN tears it down.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use joulenet_wire::hop::{HopMessage, HopPacket, HopRepr, PROTOCOL};
+
+use super::bitmap::FrameBitmap;
+use super::block::{take_block, BlockBuf, Shape};
+use super::cache::{BlockKey, FrameCache};
+use super::e2e::EndToEnd;
+use super::inbound::{Answer, Inbound};
+use super::sender::{BlockSender, SendAction, SendKind};
+use super::virtual_rtx::{retransmission, step, VirtualStep};
+use super::HopConfig;
+use crate::net::{
+    AccessClass, Addr, Agent, Net, NetworkHeader, NodeId, Transit, TransitVerdict, TransportEvent,
+    TxOpts,
+};
+use crate::stats::TransportStats;
+use crate::time::Time;
+use crate::timer::{TimerId, TimerTable};
+
+/// The earliest BSYN retry of any sender.
+const T_SEND: TimerId = TimerId(0);
+/// The source's end-to-end timeout.
+const T_E2E: TimerId = TimerId(1);
+/// The source's FIN retry.
+const T_FIN: TimerId = TimerId(2);
+/// Pacing: look again at an interface queue that was full.
+const T_PACE: TimerId = TimerId(3);
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Role {
+    Source,
+    Relay,
+    Sink,
+}
+
+/// One flow at this node.
+#[derive(Clone, Debug)]
+struct Flow {
+    role: Role,
+    src: Addr,
+    dst: Addr,
+    senders: BTreeMap<u32, BlockSender>,
+    /// Blocks this node has moved on to its next hop.
+    done: BTreeSet<u32>,
+    /// Blocks to send on by virtual retransmission, with their TTL.
+    virtual_ttl: BTreeMap<u32, u8>,
+    /// Source: blocks cut so far; sink: blocks delivered so far.
+    next: u32,
+    /// Source: the application has no more data.
+    app_finished: bool,
+    e2e: EndToEnd,
+    /// Sink: the flow's block count, from FIN.
+    total: Option<u32>,
+    /// Relay: blocks the destination has acknowledged end to end.
+    delivered: BTreeSet<u32>,
+    closed: bool,
+}
+
+/// Counters beyond [`TransportStats`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HopCounters {
+    pub blocks_completed: u64,
+    pub blocks_moved_on: u64,
+    pub e2e_backs: u64,
+    pub virtual_bsyns: u64,
+    pub ttl_expired: u64,
+    pub flows_forgotten: u64,
+}
+
+/// A Hop node: source, relay and sink of any flows that touch it.
+pub struct HopAgent {
+    cfg: HopConfig,
+    cache: FrameCache,
+    inbound: Inbound,
+    flows: BTreeMap<u32, Flow>,
+    /// The flow served last by the round-robin scheduler.
+    rr: u32,
+    timers: TimerTable,
+    stats: TransportStats,
+    pub counters: HopCounters,
+    kind: Role,
+    /// Source only: the destination, until the flow is made at start.
+    peer: Option<Addr>,
+    /// Most blocks any flow held here at once (backpressure's bound).
+    pub peak_blocks: usize,
+}
+
+/// Cache bound at every node (ours; the paper keeps every block in memory).
+pub const CACHE_BYTES: usize = 64 << 20;
+
+impl HopAgent {
+    fn new(cfg: HopConfig, kind: Role, peer: Option<Addr>) -> HopAgent {
+        HopAgent {
+            kind,
+            cache: FrameCache::new(CACHE_BYTES),
+            inbound: Inbound::new(cfg.backpressure, cfg.ack_withholding, cfg.withhold_idle),
+            flows: BTreeMap::new(),
+            rr: 0,
+            timers: TimerTable::new(),
+            stats: TransportStats::default(),
+            counters: HopCounters::default(),
+            peer,
+            peak_blocks: 0,
+            cfg,
+        }
+    }
+
+    /// The source of a flow to `dst`, sending what the application gives.
+    pub fn source(cfg: HopConfig, dst: Addr) -> HopAgent {
+        HopAgent::new(cfg, Role::Source, Some(dst))
+    }
+
+    /// A destination: makes a flow's state when its first block arrives.
+    pub fn sink(cfg: HopConfig) -> HopAgent {
+        HopAgent::new(cfg, Role::Sink, None)
+    }
+
+    /// A relay, for the nodes between the ends.
+    pub fn relay(cfg: HopConfig) -> HopAgent {
+        HopAgent::new(cfg, Role::Relay, None)
+    }
+
+    /// Bytes of frames cached here.
+    pub fn cached_bytes(&self) -> usize {
+        self.cache.bytes()
+    }
+
+    /// Blocks of `flow_id` held here and not yet moved on.
+    pub fn buffered_blocks(&self, flow_id: u32) -> usize {
+        self.inbound.buffered(flow_id)
+    }
+
+    /// Flows this node holds state for.
+    pub fn flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    fn new_flow(role: Role, src: Addr, dst: Addr, cfg: &HopConfig) -> Flow {
+        Flow {
+            role,
+            src,
+            dst,
+            senders: BTreeMap::new(),
+            done: BTreeSet::new(),
+            virtual_ttl: BTreeMap::new(),
+            next: 0,
+            app_finished: false,
+            e2e: EndToEnd::new(cfg.initial_e2e_timeout),
+            total: None,
+            delivered: BTreeSet::new(),
+            closed: false,
+        }
+    }
+
+    fn opts(access_class: AccessClass, link_attempts: Option<u8>, burst: bool) -> TxOpts {
+        TxOpts {
+            network_header: NetworkHeader::Ipv4 { protocol: PROTOCOL },
+            link_attempts,
+            access_class,
+            burst,
+        }
+    }
+
+    /// Sends a control message along the flow, forward (toward `dst`) or
+    /// back (toward `src`), with link ARQ.
+    fn control(&mut self, net: &mut dyn Net, flow: (Addr, Addr), forward: bool, repr: HopRepr<'_>) {
+        let class = match repr.message {
+            HopMessage::Bsyn { micro, .. } if !micro.is_empty() => AccessClass::Voice,
+            _ => AccessClass::Background,
+        };
+        let mut buf = net.packet_buffer();
+        repr.emit_to_vec(&mut buf);
+        self.stats.control_packets += 1;
+        self.stats.control_bytes += buf.len() as u64;
+        let (from, to) = if forward { flow } else { (flow.1, flow.0) };
+        net.send_as(from, to, buf, Self::opts(class, None, false));
+    }
+
+    fn send_answers(&mut self, net: &mut dyn Net, answers: Vec<Answer>) {
+        for a in answers {
+            let Some(f) = self.flows.get(&a.key.flow_id) else {
+                continue;
+            };
+            let ends = (f.src, f.dst);
+            let bitmap = a.back.to_back();
+            let repr = HopRepr {
+                flow_id: a.key.flow_id,
+                block_num: a.key.block_num,
+                ttl: self.cfg.ttl,
+                message: HopMessage::Back {
+                    frames: a.back.len() as u16,
+                    bitmap: &bitmap,
+                },
+            };
+            self.control(net, ends, false, repr);
+        }
+    }
+
+    fn simple(
+        &mut self,
+        net: &mut dyn Net,
+        flow_id: u32,
+        block_num: u32,
+        msg: HopMessage<'_>,
+        forward: bool,
+    ) {
+        let Some(f) = self.flows.get(&flow_id) else {
+            return;
+        };
+        let ends = (f.src, f.dst);
+        let repr = HopRepr {
+            flow_id,
+            block_num,
+            ttl: self.cfg.ttl,
+            message: msg,
+        };
+        self.control(net, ends, forward, repr);
+    }
+
+    /// The block flow `flow_id` sends on next, making its sender (and, at
+    /// the source, cutting a block from the application) if needed.
+    fn active(&mut self, net: &mut dyn Net, flow_id: u32) -> Option<u32> {
+        let f = self.flows.get(&flow_id)?;
+        if f.closed || f.role == Role::Sink {
+            return None;
+        }
+        let inbound = &self.inbound;
+        let candidates: Vec<u32> = match f.role {
+            Role::Source => (0..f.next).collect(),
+            // A relay's blocks are whatever its cache holds of the flow.
+            _ => self.cache.blocks_of(flow_id),
+        };
+        let mut block = candidates
+            .into_iter()
+            .chain(f.virtual_ttl.keys().copied())
+            .filter(|b| {
+                let k = BlockKey {
+                    flow_id,
+                    block_num: *b,
+                };
+                !f.done.contains(b)
+                    && self.cache.contains(k)
+                    && (f.role == Role::Source || inbound.holds(k) || f.virtual_ttl.contains_key(b))
+            })
+            .min();
+        if block.is_none() && f.role == Role::Source && !f.app_finished {
+            block = self.cut(net, flow_id);
+        }
+        let block = block?;
+        let f = self.flows.get_mut(&flow_id)?;
+        if !f.senders.contains_key(&block) {
+            let key = BlockKey {
+                flow_id,
+                block_num: block,
+            };
+            let len = self
+                .cache
+                .block(key)
+                .and_then(BlockBuf::shape)
+                .map(|s| s.block_len as usize);
+            let kind = if f.virtual_ttl.contains_key(&block) {
+                SendKind::Virtual
+            } else if len.is_some_and(|l| self.cfg.is_micro(l)) {
+                SendKind::Micro
+            } else {
+                SendKind::Plain
+            };
+            f.senders.insert(
+                block,
+                BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry),
+            );
+        }
+        Some(block)
+    }
+
+    /// The source cuts its next block from what the application has now.
+    fn cut(&mut self, net: &mut dyn Net, flow_id: u32) -> Option<u32> {
+        let max = self.cfg.max_block;
+        let cut = take_block(|buf| net.app_read(buf), max)?;
+        let f = self.flows.get_mut(&flow_id)?;
+        if cut.finished {
+            f.app_finished = true;
+        }
+        if cut.data.is_empty() {
+            return None;
+        }
+        let frame_len = if self.cfg.is_micro(cut.data.len()) {
+            cut.data.len()
+        } else {
+            self.cfg.frame_len
+        };
+        let block = f.next;
+        f.next += 1;
+        self.cache.put(
+            BlockKey {
+                flow_id,
+                block_num: block,
+            },
+            BlockBuf::from_data(&cut.data, frame_len),
+        );
+        Some(block)
+    }
+
+    /// Round-robin over flows, one action (a TXOP or a BSYN) per flow per
+    /// turn, flows sending micro-blocks first (§3.6), until nothing is left.
+    fn pump(&mut self, net: &mut dyn Net) {
+        let mut held_back = false;
+        loop {
+            let ids: Vec<u32> = self.flows.keys().copied().collect();
+            if ids.is_empty() {
+                break;
+            }
+            let start = ids.iter().position(|&id| id > self.rr).unwrap_or(0);
+            let mut order: Vec<u32> = ids[start..].iter().chain(&ids[..start]).copied().collect();
+            let micro = |s: &Self, id: u32| {
+                s.flows[&id]
+                    .senders
+                    .values()
+                    .any(|x| x.kind() == SendKind::Micro && !x.is_done())
+            };
+            order.sort_by_key(|id| !micro(self, *id));
+            let mut any = false;
+            for id in order {
+                if self.flows[&id].closed || self.flows[&id].role == Role::Sink {
+                    continue;
+                }
+                if !self.has_room(net, id) {
+                    held_back = true;
+                    continue;
+                }
+                if self.step_flow(net, id) {
+                    self.rr = id;
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+        let now = net.now();
+        if held_back {
+            self.timers.set(T_PACE, now + self.cfg.pace_poll);
+        }
+        self.maybe_fin(net);
+        self.rearm(now);
+    }
+
+    /// Pacing: a flow sends only while the driver's queue toward its next
+    /// hop holds fewer than `pace_queue` packets (where the driver says;
+    /// otherwise always), so that the round robin, not the interface
+    /// queue, decides whose TXOP goes next.
+    fn has_room(&self, net: &dyn Net, flow_id: u32) -> bool {
+        let Some(f) = self.flows.get(&flow_id) else {
+            return false;
+        };
+        let Some(limit) = self.cfg.pace_queue else {
+            return true;
+        };
+        net.route(f.dst.node)
+            .and_then(|r| net.link(r.next_hop))
+            .is_none_or(|info| info.queue_len < limit)
+    }
+
+    /// One action of flow `flow_id`'s active sender; true if it sent.
+    fn step_flow(&mut self, net: &mut dyn Net, flow_id: u32) -> bool {
+        let Some(block) = self.active(net, flow_id) else {
+            return false;
+        };
+        let key = BlockKey {
+            flow_id,
+            block_num: block,
+        };
+        let now = net.now();
+        let empty = BlockBuf::new();
+        let local = self.cache.block(key).unwrap_or(&empty);
+        let f = self.flows.get_mut(&flow_id).expect("active flow");
+        let ends = (f.src, f.dst);
+        let ttl = f.virtual_ttl.get(&block).copied().unwrap_or(self.cfg.ttl);
+        let Some(sender) = f.senders.get_mut(&block) else {
+            return false;
+        };
+        let later_round = sender.stats.backs > 0;
+        let Some(action) = sender.poll_transmit(now, local) else {
+            return false;
+        };
+        let shape = local.shape();
+        match action {
+            SendAction::Frames(frames) => {
+                let n = frames.len();
+                let mut bufs = Vec::with_capacity(n);
+                for (j, i) in frames.iter().enumerate() {
+                    let payload = local.frame(*i as usize).unwrap_or_default();
+                    let repr = HopRepr {
+                        flow_id,
+                        block_num: block,
+                        ttl: self.cfg.ttl,
+                        message: HopMessage::Data {
+                            packet_num: *i,
+                            payload,
+                        },
+                    };
+                    let mut buf = Vec::with_capacity(repr.buffer_len());
+                    repr.emit_to_vec(&mut buf);
+                    if later_round {
+                        self.stats.retransmitted_packets += 1;
+                        self.stats.retransmitted_bytes += buf.len() as u64;
+                    } else {
+                        self.stats.data_packets += 1;
+                        self.stats.data_bytes += buf.len() as u64;
+                        self.stats.payload_bytes += payload.len() as u64;
+                    }
+                    bufs.push((buf, j + 1 < n));
+                }
+                for (buf, burst) in bufs {
+                    let opts = Self::opts(AccessClass::Background, Some(1), burst);
+                    net.send_as(ends.0, ends.1, buf, opts);
+                }
+            }
+            SendAction::Bsyn { micro } => {
+                let Some(shape) = shape else { return false };
+                let data = if micro { local.assemble() } else { None }.unwrap_or_default();
+                let repr = HopRepr {
+                    flow_id,
+                    block_num: block,
+                    ttl: self.cfg.ttl,
+                    message: HopMessage::Bsyn {
+                        frames: shape.frames,
+                        block_len: shape.block_len,
+                        micro: &data,
+                    },
+                };
+                self.control(net, ends, true, repr);
+                self.wait_for_queue(net, flow_id, block);
+            }
+            SendAction::VirtualBsyn => {
+                let Some(shape) = shape else { return false };
+                self.counters.virtual_bsyns += 1;
+                let repr = HopRepr {
+                    flow_id,
+                    block_num: block,
+                    ttl,
+                    message: HopMessage::VirtualBsyn {
+                        frames: shape.frames,
+                        block_len: shape.block_len,
+                    },
+                };
+                self.control(net, ends, true, repr);
+                self.wait_for_queue(net, flow_id, block);
+            }
+        }
+        true
+    }
+
+    /// A BSYN leaves after the frames queued ahead of it: where the driver
+    /// knows the interface queue and the link rate, the BSYN's retry waits
+    /// that much longer.
+    fn wait_for_queue(&mut self, net: &mut dyn Net, flow_id: u32, block: u32) {
+        let Some(f) = self.flows.get_mut(&flow_id) else {
+            return;
+        };
+        let Some(info) = net.route(f.dst.node).and_then(|r| net.link(r.next_hop)) else {
+            return;
+        };
+        if info.rate_bps == 0 {
+            return;
+        }
+        let bits = (info.queue_len * (self.cfg.frame_len + 40) * 8) as u64;
+        if let Some(s) = f.senders.get_mut(&block) {
+            s.extend_retry(crate::time::Duration::transmission(bits, info.rate_bps));
+        }
+    }
+
+    /// The source sends FIN once the application has finished and every
+    /// block is acknowledged end to end (the source keeps a block until
+    /// then).
+    fn maybe_fin(&mut self, net: &mut dyn Net) {
+        let now = net.now();
+        let cache = &self.cache;
+        let due: Vec<(u32, u32)> = self
+            .flows
+            .iter()
+            .filter(|(id, f)| {
+                f.role == Role::Source
+                    && f.app_finished
+                    && !f.closed
+                    && cache.blocks_of(**id).is_empty()
+            })
+            .map(|(id, f)| (*id, f.next))
+            .collect();
+        for (id, total) in due {
+            if self.timers.get(T_FIN).is_some_and(|t| t > now) {
+                continue;
+            }
+            self.simple(net, id, total, HopMessage::Fin, true);
+            let wait = self.flows[&id].e2e.timeout().max(self.cfg.bsyn_retry);
+            self.timers.set(T_FIN, now + wait);
+        }
+    }
+
+    /// Arms the timers after a pump. A sender's retry already due belongs
+    /// to a block that is not its flow's active one (the pump would have
+    /// sent it): it waits for its turn, not for a timer.
+    fn rearm(&mut self, now: Time) {
+        let send = self
+            .flows
+            .values()
+            .flat_map(|f| f.senders.values())
+            .filter_map(BlockSender::poll_timeout)
+            .filter(|t| *t > now)
+            .min();
+        self.timers.set(T_SEND, send.unwrap_or(Time::NEVER));
+        let e2e = self
+            .flows
+            .values()
+            .filter(|f| f.role == Role::Source && !f.closed)
+            .filter_map(|f| f.e2e.poll_timeout())
+            .min();
+        self.timers.set(T_E2E, e2e.unwrap_or(Time::NEVER));
+        let open_source = self
+            .flows
+            .values()
+            .any(|f| f.role == Role::Source && !f.closed && f.app_finished);
+        if !open_source {
+            self.timers.cancel(T_FIN);
+        }
+        for id in self.flows.keys() {
+            self.peak_blocks = self.peak_blocks.max(self.inbound.buffered(*id));
+        }
+    }
+
+    /// A block became whole here.
+    fn completed(&mut self, net: &mut dyn Net, key: BlockKey) {
+        self.counters.blocks_completed += 1;
+        let Some(f) = self.flows.get(&key.flow_id) else {
+            return;
+        };
+        if f.role != Role::Sink {
+            return;
+        }
+        self.deliver(net, key.flow_id);
+    }
+
+    /// The sink hands whole blocks to the application in order, frees
+    /// their room, and acknowledges each end to end.
+    fn deliver(&mut self, net: &mut dyn Net, flow_id: u32) {
+        loop {
+            let Some(f) = self.flows.get(&flow_id) else {
+                return;
+            };
+            let key = BlockKey {
+                flow_id,
+                block_num: f.next,
+            };
+            let Some(bytes) = self.cache.block(key).and_then(BlockBuf::assemble) else {
+                break;
+            };
+            net.deliver(&bytes);
+            let answers = self.inbound.moved_on(&self.cache, key);
+            self.cache.remove(key);
+            self.counters.blocks_moved_on += 1;
+            self.flows.get_mut(&flow_id).expect("flow").next += 1;
+            self.send_answers(net, answers);
+            self.counters.e2e_backs += 1;
+            self.simple(net, flow_id, key.block_num, HopMessage::EndToEndBack, false);
+        }
+        self.finish_sink(net, flow_id);
+    }
+
+    fn finish_sink(&mut self, net: &mut dyn Net, flow_id: u32) {
+        let Some(f) = self.flows.get_mut(&flow_id) else {
+            return;
+        };
+        if f.total.is_some_and(|t| f.next >= t) {
+            if !f.closed {
+                f.closed = true;
+                net.deliver_finished();
+                net.event(TransportEvent::Closed);
+            }
+            let total = f.next;
+            self.simple(net, flow_id, total, HopMessage::FinAck, false);
+        }
+    }
+
+    /// A message of the flow from `src` to `dst` reached this node from
+    /// neighbour `prev`. Returns whether it was end to end and passes on.
+    fn handle(
+        &mut self,
+        net: &mut dyn Net,
+        src: Addr,
+        dst: Addr,
+        prev: NodeId,
+        repr: HopRepr<'_>,
+    ) -> bool {
+        let me = net.local().node;
+        let now = net.now();
+        let flow_id = repr.flow_id;
+        let key = BlockKey {
+            flow_id,
+            block_num: repr.block_num,
+        };
+        self.stats.packets_received += 1;
+        let forward_msg = matches!(
+            repr.message,
+            HopMessage::Data { .. } | HopMessage::Bsyn { .. } | HopMessage::VirtualBsyn { .. }
+        );
+        if forward_msg && !self.flows.contains_key(&flow_id) {
+            // No handshake (§4.2): the first block sets the flow up.
+            let role = if dst.node == me {
+                Role::Sink
+            } else {
+                Role::Relay
+            };
+            self.flows
+                .insert(flow_id, Self::new_flow(role, src, dst, &self.cfg));
+        }
+        let role = self.flows.get(&flow_id).map(|f| f.role);
+        match repr.message {
+            HopMessage::Data {
+                packet_num,
+                payload,
+            } => {
+                if role == Some(Role::Sink) && repr.block_num < self.flows[&flow_id].next {
+                    self.stats.unexpected_dropped += 1;
+                    return false;
+                }
+                let out =
+                    self.inbound
+                        .on_data(&mut self.cache, prev, key, packet_num, payload, now);
+                self.stats.bytes_received += payload.len() as u64;
+                self.send_answers(net, out.answers);
+                if out.completed {
+                    self.completed(net, key);
+                }
+                false
+            }
+            HopMessage::Bsyn {
+                frames,
+                block_len,
+                micro,
+            } => {
+                self.on_bsyn(net, prev, key, Shape { frames, block_len }, micro, None);
+                false
+            }
+            HopMessage::VirtualBsyn { frames, block_len } => {
+                let shape = Shape { frames, block_len };
+                self.on_bsyn(net, prev, key, shape, &[], Some(repr.ttl));
+                false
+            }
+            HopMessage::Back { frames, bitmap } => {
+                let back = FrameBitmap::from_back(frames, bitmap);
+                let Some(f) = self.flows.get_mut(&flow_id) else {
+                    self.stats.unexpected_dropped += 1;
+                    return false;
+                };
+                let role = f.role;
+                let Some(s) = f.senders.get_mut(&key.block_num) else {
+                    return false;
+                };
+                if s.on_back(back) {
+                    f.senders.remove(&key.block_num);
+                    f.done.insert(key.block_num);
+                    f.virtual_ttl.remove(&key.block_num);
+                    if role == Role::Source {
+                        // The end-to-end clock runs from when the block has
+                        // left the source: before that, per-hop transfer
+                        // is in charge of it.
+                        f.e2e.sent(key.block_num, now);
+                    }
+                    if role == Role::Relay {
+                        self.counters.blocks_moved_on += 1;
+                        let answers = self.inbound.moved_on(&self.cache, key);
+                        self.send_answers(net, answers);
+                    }
+                }
+                false
+            }
+            HopMessage::EndToEndBack => {
+                if let Some(f) = self.flows.get_mut(&flow_id) {
+                    if f.role == Role::Source {
+                        if f.e2e.acked(key.block_num, now) {
+                            self.stats.rtt.record(f.e2e.last_rtt.unwrap_or_default());
+                        }
+                        f.senders.remove(&key.block_num);
+                        f.virtual_ttl.remove(&key.block_num);
+                        f.done.insert(key.block_num);
+                        self.cache.remove(key);
+                    } else if f.role == Role::Relay {
+                        // Delivered: the relay is done with the block, even
+                        // a virtual retransmission of it still under way.
+                        f.delivered.insert(key.block_num);
+                        f.done.insert(key.block_num);
+                        f.senders.remove(&key.block_num);
+                        f.virtual_ttl.remove(&key.block_num);
+                        self.cache.remove(key);
+                        if self.inbound.holds(key) {
+                            let answers = self.inbound.moved_on(&self.cache, key);
+                            self.send_answers(net, answers);
+                        }
+                    }
+                }
+                true
+            }
+            HopMessage::Fin => {
+                if dst.node == me {
+                    if !self.flows.contains_key(&flow_id) {
+                        self.flows
+                            .insert(flow_id, Self::new_flow(Role::Sink, src, dst, &self.cfg));
+                    }
+                    if let Some(f) = self.flows.get_mut(&flow_id) {
+                        f.total = Some(repr.block_num);
+                    }
+                    self.finish_sink(net, flow_id);
+                }
+                true
+            }
+            HopMessage::FinAck => {
+                match self.flows.get(&flow_id).map(|f| f.role) {
+                    Some(Role::Source) => {
+                        let f = self.flows.get_mut(&flow_id).expect("flow");
+                        if !f.closed {
+                            f.closed = true;
+                            net.event(TransportEvent::Closed);
+                        }
+                        self.timers.cancel(T_FIN);
+                    }
+                    Some(Role::Relay) => self.forget(flow_id),
+                    _ => {}
+                }
+                true
+            }
+        }
+    }
+
+    fn on_bsyn(
+        &mut self,
+        net: &mut dyn Net,
+        prev: NodeId,
+        key: BlockKey,
+        shape: Shape,
+        micro: &[u8],
+        virtual_ttl: Option<u8>,
+    ) {
+        let now = net.now();
+        let Some(f) = self.flows.get(&key.flow_id) else {
+            return;
+        };
+        let at_sink = f.role == Role::Sink;
+        let full = || FrameBitmap::full(shape.frames as usize);
+        if f.delivered.contains(&key.block_num) {
+            // The destination has it: nothing to move, and the end-to-end
+            // BACK that this relay saw pass was lost upstream. Answer for
+            // the destination.
+            self.send_answers(
+                net,
+                vec![Answer {
+                    to: prev,
+                    key,
+                    back: full(),
+                }],
+            );
+            if virtual_ttl.is_some() {
+                self.counters.e2e_backs += 1;
+                self.simple(
+                    net,
+                    key.flow_id,
+                    key.block_num,
+                    HopMessage::EndToEndBack,
+                    false,
+                );
+            }
+            return;
+        }
+        if at_sink && key.block_num < f.next {
+            // Delivered already: the BACK (or the end-to-end BACK) was lost.
+            self.send_answers(
+                net,
+                vec![Answer {
+                    to: prev,
+                    key,
+                    back: full(),
+                }],
+            );
+            if virtual_ttl.is_some() {
+                self.counters.e2e_backs += 1;
+                self.simple(
+                    net,
+                    key.flow_id,
+                    key.block_num,
+                    HopMessage::EndToEndBack,
+                    false,
+                );
+            }
+            return;
+        }
+        let step = virtual_ttl.map(|ttl| step(ttl, at_sink));
+        if step == Some(VirtualStep::Expired) {
+            self.counters.ttl_expired += 1;
+            self.send_answers(
+                net,
+                vec![Answer {
+                    to: prev,
+                    key,
+                    back: full(),
+                }],
+            );
+            return;
+        }
+        let out = self.inbound.on_bsyn(
+            &mut self.cache,
+            prev,
+            key,
+            shape,
+            micro,
+            virtual_ttl.is_some(),
+            now,
+        );
+        if let Some(VirtualStep::Forward { ttl }) = step {
+            let f = self.flows.get_mut(&key.flow_id).expect("flow");
+            if !f.virtual_ttl.contains_key(&key.block_num) {
+                f.senders.remove(&key.block_num);
+                f.done.remove(&key.block_num);
+                f.virtual_ttl.insert(key.block_num, ttl);
+            }
+        }
+        self.send_answers(net, out.answers);
+        if out.completed {
+            self.completed(net, key);
+        }
+    }
+
+    fn forget(&mut self, flow_id: u32) {
+        if self.flows.remove(&flow_id).is_some() {
+            self.counters.flows_forgotten += 1;
+        }
+        self.cache.remove_flow(flow_id);
+        self.inbound.forget_flow(flow_id);
+    }
+
+    fn after(&mut self, net: &mut dyn Net) {
+        let flows = &self.flows;
+        let inbound = &self.inbound;
+        self.cache.evict(|k| {
+            inbound.holds(k)
+                || flows.get(&k.flow_id).is_some_and(|f| {
+                    f.role == Role::Source || f.virtual_ttl.contains_key(&k.block_num)
+                })
+        });
+        self.pump(net);
+    }
+}
+
+impl Agent for HopAgent {
+    fn protocol(&self) -> &'static str {
+        "hop"
+    }
+
+    fn start(&mut self, net: &mut dyn Net) {
+        if let Some(dst) = self.peer.take() {
+            let flow_id = rand_core::RngCore::next_u32(net.rng());
+            let flow = Self::new_flow(Role::Source, net.local(), dst, &self.cfg);
+            self.flows.insert(flow_id, flow);
+            self.after(net);
+        }
+    }
+
+    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+        let Ok(repr) = HopPacket::new_checked(packet).and_then(|p| HopRepr::parse(&p)) else {
+            self.stats.malformed_dropped += 1;
+            return;
+        };
+        let local = net.local();
+        let prev = net.previous_hop().unwrap_or(from.node);
+        // Toward this node: the message's ends are (from, local) if it
+        // travels forward, (local, from) if back.
+        let forward = matches!(
+            repr.message,
+            HopMessage::Data { .. }
+                | HopMessage::Bsyn { .. }
+                | HopMessage::VirtualBsyn { .. }
+                | HopMessage::Fin
+        );
+        let (src, dst) = if forward {
+            (from, local)
+        } else {
+            (local, from)
+        };
+        self.handle(net, src, dst, prev, repr);
+        self.after(net);
+    }
+
+    fn on_transit(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
+        let packet = t.packet.clone();
+        let Ok(repr) = HopPacket::new_checked(&packet[..]).and_then(|p| HopRepr::parse(&p)) else {
+            self.stats.malformed_dropped += 1;
+            return TransitVerdict::Drop;
+        };
+        let forward = matches!(
+            repr.message,
+            HopMessage::Data { .. }
+                | HopMessage::Bsyn { .. }
+                | HopMessage::VirtualBsyn { .. }
+                | HopMessage::Fin
+        );
+        let (src, dst) = if forward {
+            (t.src, t.dst)
+        } else {
+            (t.dst, t.src)
+        };
+        let end_to_end = self.handle(net, src, dst, t.previous_hop, repr);
+        self.after(net);
+        if end_to_end {
+            TransitVerdict::Forward
+        } else {
+            TransitVerdict::Consumed
+        }
+    }
+
+    fn on_overheard(&mut self, _net: &mut dyn Net, _src: Addr, _dst: Addr, packet: &[u8]) {
+        let Ok(repr) = HopPacket::new_checked(packet).and_then(|p| HopRepr::parse(&p)) else {
+            return;
+        };
+        let key = BlockKey {
+            flow_id: repr.flow_id,
+            block_num: repr.block_num,
+        };
+        match repr.message {
+            HopMessage::Data {
+                packet_num,
+                payload,
+            } => {
+                self.cache.insert_frame(key, packet_num, payload, true);
+            }
+            HopMessage::Bsyn {
+                frames, block_len, ..
+            } => {
+                let _ = self.cache.set_shape(key, Shape { frames, block_len });
+            }
+            _ => {}
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        let now = net.now();
+        while let Some(id) = self.timers.pop_expired(now) {
+            match id {
+                T_E2E => {
+                    let kind = retransmission(self.cfg.virtual_retransmission);
+                    let ttl = self.cfg.ttl;
+                    for f in self.flows.values_mut().filter(|f| f.role == Role::Source) {
+                        for block in f.e2e.expired(now) {
+                            self.stats.timeouts += 1;
+                            f.senders.remove(&block);
+                            f.done.remove(&block);
+                            if kind == SendKind::Virtual {
+                                f.virtual_ttl.insert(block, ttl);
+                            }
+                        }
+                    }
+                }
+                T_FIN => {}
+                _ => {}
+            }
+        }
+        self.after(net);
+    }
+
+    fn on_app_ready(&mut self, net: &mut dyn Net) {
+        self.after(net);
+    }
+
+    fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    fn gauge(&self, name: &str) -> Option<f64> {
+        match name {
+            "relay_buffer" | "cached_bytes" => Some(self.cache.bytes() as f64),
+            "hop_flows" => Some(self.flows.len() as f64),
+            "hop_peak_blocks" => Some(self.peak_blocks as f64),
+            "hop_virtual_bsyns" => Some(self.counters.virtual_bsyns as f64),
+            "hop_e2e_backs" => Some(self.counters.e2e_backs as f64),
+            "hop_blocks_moved_on" => Some(self.counters.blocks_moved_on as f64),
+            _ => None,
+        }
+    }
+
+    /// A source once its flow is closed; a sink once it has had a flow and
+    /// every flow is closed; a relay once it holds no flow.
+    fn is_closed(&self) -> bool {
+        let idle = self.timers.next().is_none();
+        match self.kind {
+            Role::Source => self.peer.is_none() && self.flows.values().all(|f| f.closed) && idle,
+            Role::Sink => !self.flows.is_empty() && self.flows.values().all(|f| f.closed),
+            Role::Relay => self.flows.is_empty() && idle,
+        }
+    }
+}
