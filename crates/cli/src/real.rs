@@ -198,7 +198,9 @@ pub fn recv(a: RecvArgs) -> Result<(), String> {
         .iter()
         .find(|f| !matches!(f, FileOutcome::Complete { .. }))
     {
-        Some(FileOutcome::Failed(why)) => Err(format!("transfer failed: {why}")),
+        Some(FileOutcome::Failed { verdict, reason }) => {
+            Err(format!("transfer failed ({verdict}): {reason}"))
+        }
         Some(_) => Err("transfer incomplete".into()),
         None => Ok(()),
     }

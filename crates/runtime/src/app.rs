@@ -7,19 +7,22 @@
 //! "JNF1" | name length u16 | name (UTF-8) | size u64 | SHA-256 (32 bytes) | file bytes
 //! ```
 //!
-//! The receiver writes to `DIR/.NAME.partial` and renames it to `DIR/NAME`
-//! only after the stream ended, the size matches and the hash matches; on any
+//! The receiver writes to its connection's own partial file
+//! (`crate::partial`) and renames it to `DIR/NAME` only after the stream
+//! ended and the bytes on disk have the announced size and SHA-256; on any
 //! failure (or when dropped unfinished) it deletes the partial file. A killed
-//! receiver can leave only a dot-file named `*.partial`, never a file that
-//! looks complete.
+//! receiver can leave only a dot-file named `*.partial` (removed when the
+//! next `recv` starts), never a file that looks complete.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use joulenet_proto::{AppRead, Duration, Time};
 use sha2::{Digest, Sha256};
+
+use crate::frame::Verdict;
 
 /// Where an agent's outgoing bytes come from.
 pub trait AppSource: Send {
@@ -327,75 +330,141 @@ impl AppSource for FileSource {
 pub enum FileOutcome {
     #[default]
     InProgress,
-    /// Verified and renamed into place.
+    /// Verified on disk and renamed into place.
     Complete {
         path: PathBuf,
         size: u64,
         sha256: String,
     },
     /// Rejected; nothing was left behind under the file's name.
-    Failed(String),
+    Failed { verdict: Verdict, reason: String },
 }
 
-/// Receives a file into a directory, verifying size and SHA-256.
+impl FileOutcome {
+    /// The verdict for the sender (`Incomplete` while in progress).
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            FileOutcome::InProgress => Verdict::Incomplete,
+            FileOutcome::Complete { .. } => Verdict::Verified,
+            FileOutcome::Failed { verdict, .. } => *verdict,
+        }
+    }
+
+    /// The SHA-256 of the verified file.
+    pub fn digest(&self) -> Option<[u8; 32]> {
+        let FileOutcome::Complete { sha256, .. } = self else {
+            return None;
+        };
+        let mut out = [0u8; 32];
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = u8::from_str_radix(sha256.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(out)
+    }
+
+    pub fn reason(&self) -> &str {
+        match self {
+            FileOutcome::InProgress => "the stream did not end",
+            FileOutcome::Complete { .. } => "",
+            FileOutcome::Failed { reason, .. } => reason,
+        }
+    }
+}
+
+/// Receives a file into a directory. The bytes go to this connection's own
+/// partial file ([`crate::partial`]); at the end of the stream the file on
+/// disk — not the stream — is hashed, and only if its size and SHA-256 are
+/// the announced ones is it renamed into place.
 pub struct FileSink {
     dir: PathBuf,
+    conn_id: u64,
     head: Vec<u8>,
     header: Option<FileHeader>,
     partial: Option<(PathBuf, std::io::BufWriter<File>)>,
-    hasher: Sha256,
     body: u64,
     bytes: u64,
+    /// SHA-256 of the file on disk, once verified.
+    digest: Option<[u8; 32]>,
     outcome: Arc<Mutex<FileOutcome>>,
 }
 
 impl FileSink {
-    pub fn new(dir: &Path) -> (FileSink, Arc<Mutex<FileOutcome>>) {
+    /// A sink for connection `conn_id` (which names its partial file).
+    pub fn new(dir: &Path, conn_id: u64) -> (FileSink, Arc<Mutex<FileOutcome>>) {
         let outcome = Arc::new(Mutex::new(FileOutcome::InProgress));
         (
             FileSink {
                 dir: dir.to_path_buf(),
+                conn_id,
                 head: Vec::new(),
                 header: None,
                 partial: None,
-                hasher: Sha256::new(),
                 body: 0,
                 bytes: 0,
+                digest: None,
                 outcome: Arc::clone(&outcome),
             },
             outcome,
         )
     }
 
-    fn failed(&self) -> bool {
-        matches!(*self.outcome.lock().unwrap(), FileOutcome::Failed(_))
+    /// The SHA-256 of the file on disk, once it was verified.
+    pub fn digest(&self) -> Option<[u8; 32]> {
+        self.digest
     }
 
-    fn fail(&mut self, why: String) {
+    fn failed(&self) -> bool {
+        matches!(*self.outcome.lock().unwrap(), FileOutcome::Failed { .. })
+    }
+
+    fn fail(&mut self, verdict: Verdict, reason: String) {
         if let Some((path, _)) = self.partial.take() {
             let _ = std::fs::remove_file(path);
         }
         let mut o = self.outcome.lock().unwrap();
         if *o == FileOutcome::InProgress {
-            *o = FileOutcome::Failed(why);
+            *o = FileOutcome::Failed { verdict, reason };
         }
     }
 
     fn write_body(&mut self, data: &[u8]) {
         let Some(header) = &self.header else { return };
         if self.body + data.len() as u64 > header.size {
-            return self.fail(format!(
-                "more bytes than the announced size {}",
-                header.size
-            ));
+            return self.fail(
+                Verdict::Mismatch,
+                format!("more bytes than the announced size {}", header.size),
+            );
         }
-        self.hasher.update(data);
         self.body += data.len() as u64;
         if let Some((_, w)) = &mut self.partial {
             if let Err(e) = w.write_all(data) {
-                self.fail(format!("writing the partial file: {e}"));
+                self.fail(
+                    Verdict::WriteFailed,
+                    format!("writing the partial file: {e}"),
+                );
             }
         }
+    }
+
+    /// Flushes and syncs the partial file, then hashes what is on disk
+    /// through the same open file (so the bytes judged are the bytes that
+    /// will be renamed, whatever else happens to the directory).
+    fn verify_on_disk(w: std::io::BufWriter<File>) -> Result<(File, [u8; 32], u64), String> {
+        let mut f = w.into_inner().map_err(|e| e.error().to_string())?;
+        f.sync_all().map_err(|e| e.to_string())?;
+        f.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+        let mut h = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut size = 0u64;
+        loop {
+            let n = f.read(&mut buf).map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            size += n as u64;
+            h.update(&buf[..n]);
+        }
+        Ok((f, h.finalize().into(), size))
     }
 }
 
@@ -413,17 +482,22 @@ impl AppSink for FileSink {
         let take = data.len().min(need.saturating_sub(self.head.len()));
         self.head.extend_from_slice(&data[..take]);
         match FileHeader::decode(&self.head) {
-            Err(e) => self.fail(e),
-            Ok(None) if self.head.len() >= need => self.fail("file header too long".into()),
+            Err(e) => self.fail(Verdict::Refused, e),
+            Ok(None) if self.head.len() >= need => {
+                self.fail(Verdict::Refused, "file header too long".into())
+            }
             Ok(None) => {}
             Ok(Some((header, len))) => {
-                let partial = self.dir.join(format!(".{}.partial", header.name));
-                match File::create(&partial) {
-                    Ok(f) => {
-                        self.partial =
-                            Some((partial, std::io::BufWriter::with_capacity(1 << 20, f)))
+                match crate::partial::create(&self.dir, &header.name, self.conn_id) {
+                    Ok((path, f)) => {
+                        self.partial = Some((path, std::io::BufWriter::with_capacity(1 << 20, f)))
                     }
-                    Err(e) => return self.fail(format!("{}: {e}", partial.display())),
+                    Err(e) => {
+                        return self.fail(
+                            Verdict::WriteFailed,
+                            format!("creating a partial file in {}: {e}", self.dir.display()),
+                        )
+                    }
                 }
                 self.header = Some(header);
                 let rest_in_head = self.head.split_off(len);
@@ -439,37 +513,56 @@ impl AppSink for FileSink {
             return;
         }
         let Some(header) = self.header.clone() else {
-            return self.fail("stream ended before the file header".into());
+            return self.fail(
+                Verdict::Incomplete,
+                "stream ended before the file header".into(),
+            );
         };
         if self.body != header.size {
-            return self.fail(format!(
-                "stream ended after {} of {} bytes",
-                self.body, header.size
-            ));
+            return self.fail(
+                Verdict::Mismatch,
+                format!("stream ended after {} of {} bytes", self.body, header.size),
+            );
         }
-        let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
-        if digest != header.sha256 {
-            return self.fail(format!(
-                "SHA-256 mismatch: got {}, announced {}",
-                hex(&digest),
-                hex(&header.sha256)
-            ));
-        }
-        let Some((partial, mut w)) = self.partial.take() else {
-            return self.fail("no partial file".into());
+        let Some((partial, w)) = self.partial.take() else {
+            return self.fail(Verdict::WriteFailed, "no partial file".into());
         };
-        let flushed = w
-            .flush()
-            .map_err(|e| e.to_string())
-            .and_then(|_| w.get_ref().sync_all().map_err(|e| e.to_string()));
-        drop(w);
-        let target = self.dir.join(&header.name);
-        if let Err(e) =
-            flushed.and_then(|_| std::fs::rename(&partial, &target).map_err(|e| e.to_string()))
-        {
+        let (file, digest, size) = match FileSink::verify_on_disk(w) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                return self.fail(Verdict::WriteFailed, format!("{}: {e}", partial.display()));
+            }
+        };
+        if size != header.size || digest != header.sha256 {
             let _ = std::fs::remove_file(&partial);
-            return self.fail(format!("finishing {}: {e}", target.display()));
+            return self.fail(
+                Verdict::Mismatch,
+                format!(
+                    "SHA-256 mismatch: the {size} bytes on disk hash to {}, the sender announced {} bytes hashing to {}",
+                    hex(&digest),
+                    header.size,
+                    hex(&header.sha256)
+                ),
+            );
         }
+        let target = self.dir.join(&header.name);
+        if let Err(e) = std::fs::rename(&partial, &target) {
+            let _ = std::fs::remove_file(&partial);
+            return self.fail(
+                Verdict::RenameFailed,
+                format!("rename to {}: {e}", target.display()),
+            );
+        }
+        if !same_file(&file, &target) {
+            // Something replaced the file between our rename and this check:
+            // we cannot vouch for what the name holds now.
+            return self.fail(
+                Verdict::RenameFailed,
+                format!("{} was replaced right after the rename", target.display()),
+            );
+        }
+        self.digest = Some(digest);
         *self.outcome.lock().unwrap() = FileOutcome::Complete {
             path: target,
             size: header.size,
@@ -482,11 +575,26 @@ impl AppSink for FileSink {
     }
 }
 
+/// Whether `path` names the file `file` is open on.
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.is_file()
+}
+
 impl Drop for FileSink {
     /// An unfinished transfer leaves nothing behind.
     fn drop(&mut self) {
         if self.partial.is_some() {
-            self.fail("transfer interrupted".into());
+            self.fail(Verdict::Incomplete, "transfer interrupted".into());
         }
     }
 }
@@ -522,7 +630,7 @@ mod tests {
         let out = d.join("out");
         std::fs::create_dir_all(&out).unwrap();
         let (mut src, _) = FileSource::open(&src_path).unwrap();
-        let (mut sink, outcome) = FileSink::new(&out);
+        let (mut sink, outcome) = FileSink::new(&out, 1);
         pump(&mut src, &mut sink, 1000);
         assert!(!out.join("in.bin").exists(), "renamed before the end");
         sink.finish();
@@ -531,7 +639,11 @@ mod tests {
             FileOutcome::Complete { .. }
         ));
         assert_eq!(std::fs::read(out.join("in.bin")).unwrap(), data);
-        assert!(!out.join(".in.bin.partial").exists());
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            1,
+            "a partial file is left"
+        );
     }
 
     #[test]
@@ -543,7 +655,7 @@ mod tests {
         std::fs::create_dir_all(&out).unwrap();
         // Interrupted: dropped mid-stream.
         let (mut src, _) = FileSource::open(&src_path).unwrap();
-        let (mut sink, outcome) = FileSink::new(&out);
+        let (mut sink, outcome) = FileSink::new(&out, 1);
         let mut buf = vec![0u8; 3000];
         for _ in 0..2 {
             if let AppRead::Data(n) = src.read(Time::ZERO, &mut buf) {
@@ -551,11 +663,14 @@ mod tests {
             }
         }
         drop(sink);
-        assert!(matches!(*outcome.lock().unwrap(), FileOutcome::Failed(_)));
+        assert!(matches!(
+            *outcome.lock().unwrap(),
+            FileOutcome::Failed { .. }
+        ));
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
         // Corrupted byte: hash mismatch.
         let (mut src, _) = FileSource::open(&src_path).unwrap();
-        let (mut sink, outcome) = FileSink::new(&out);
+        let (mut sink, outcome) = FileSink::new(&out, 1);
         let mut first = true;
         while let AppRead::Data(n) = src.read(Time::ZERO, &mut buf) {
             if !first {
@@ -565,8 +680,47 @@ mod tests {
             sink.deliver(&buf[..n]);
         }
         sink.finish();
-        assert!(matches!(*outcome.lock().unwrap(), FileOutcome::Failed(_)));
+        assert!(matches!(
+            *outcome.lock().unwrap(),
+            FileOutcome::Failed { .. }
+        ));
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    }
+
+    /// The verdict is on the bytes on disk: a partial file changed under the
+    /// receiver (here: its first byte, flushed early by the 1 MiB buffer)
+    /// fails the check even though the stream itself was intact.
+    #[test]
+    fn the_hash_is_checked_over_the_file_on_disk() {
+        let d = tmpdir("disk");
+        let src_path = d.join("big.bin");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 13) as u8).collect();
+        std::fs::write(&src_path, &data).unwrap();
+        let out = d.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let (mut src, _) = FileSource::open(&src_path).unwrap();
+        let (mut sink, outcome) = FileSink::new(&out, 9);
+        pump(&mut src, &mut sink, 1400);
+        let partial = std::fs::read_dir(&out)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut on_disk = std::fs::read(&partial).unwrap();
+        assert_eq!(on_disk[0], data[0], "the first bytes were not flushed");
+        on_disk[0] ^= 1;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&partial)
+            .unwrap()
+            .write_all(&on_disk[..1])
+            .unwrap();
+        sink.finish();
+        let o = outcome.lock().unwrap().clone();
+        assert_eq!(o.verdict(), Verdict::Mismatch, "{o:?}");
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        assert!(sink.digest().is_none());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::app::{AppSource, FileSource, Generator, Limit};
 use crate::conn::{Connection, Tuning};
 use crate::energy;
-use crate::frame::{self, Kind, Protocol};
+use crate::frame::{self, CloseRepr, Kind, Protocol, Verdict};
 use crate::report::{Format, Reporter, Summary};
 use crate::sock::{self, RecvBatch};
 
@@ -179,20 +179,40 @@ pub fn run_client(
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let mut strangers = 0u64;
+    let mut out_of_state = 0u64;
     conn.start();
     let mut refused: Option<String> = None;
+    let mut verdict: Option<CloseRepr> = None;
+    let file_sha = file_info.as_ref().map(|h| h.sha256);
+    // A file's sender is done only with the receiver's verdict: after its
+    // transport is done it asks (an empty `Close`) until it has one.
+    let mut done_at: Option<Time> = None;
+    let mut asked_at: Option<Time> = None;
+    let verdict_wait = VERDICT_WAIT.min(opts.idle_timeout);
+    let mut no_verdict = false;
     loop {
         let now = conn.now();
         conn.poll(now);
         conn.drain(&mut sendq, &mut pool);
-        flush(&socket, Some(server), &mut sendq, &mut pool)?;
-        rep.tick(now, &conn);
-        // The server says `Close` only once its receiving application has
-        // the whole stream: the transfer is complete even if our agent
-        // never heard the answer to its FIN.
-        if conn.is_done() || conn.peer_closed || refused.is_some() {
+        if verdict.is_some() || refused.is_some() || conn.aborted {
             break;
         }
+        if conn.is_done() {
+            if file_sha.is_none() {
+                break;
+            }
+            let since = now.saturating_since(*done_at.get_or_insert(now));
+            if since > verdict_wait {
+                no_verdict = true;
+                break;
+            }
+            if asked_at.is_none_or(|t| now.saturating_since(t) >= VERDICT_ASK) {
+                sendq.push(conn.close_datagram(None));
+                asked_at = Some(now);
+            }
+        }
+        flush(&socket, Some(server), &mut sendq, &mut pool)?;
+        rep.tick(now, &conn);
         if now.saturating_since(conn.last_heard) > opts.idle_timeout {
             rep.note(&format!(
                 "no answer from {server} for {:.1} s: giving up",
@@ -207,6 +227,8 @@ pub fn run_client(
             Some(Time(
                 conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
             )),
+            asked_at.map(|t| t + VERDICT_ASK),
+            done_at.map(|t| t + verdict_wait + Duration(1)),
         ]
         .into_iter()
         .flatten()
@@ -222,15 +244,38 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
-                match frame::parse(d) {
-                    Ok((h, payload)) if h.conn_id == id && from == Some(server) => match h.kind {
-                        Kind::Data | Kind::Hello => conn.on_datagram(payload, d.len()),
-                        Kind::Close => conn.on_close(),
-                        Kind::Refused => {
-                            refused = Some(String::from_utf8_lossy(payload).into_owned())
+                let (h, payload) = match frame::parse(d) {
+                    Ok((h, p)) if h.conn_id == id && from == Some(server) => (h, p),
+                    _ => {
+                        strangers += 1;
+                        continue;
+                    }
+                };
+                // Each kind counts only in the state it belongs to; the
+                // rest (a forged or stale `Refused`, `Retry` or `Close`)
+                // is counted and ignored.
+                let honoured = match h.kind {
+                    Kind::Data => {
+                        conn.on_datagram(payload, d.len());
+                        true
+                    }
+                    Kind::Hello => false,
+                    Kind::Retry => frame::parse_retry(payload).is_ok_and(|t| conn.on_retry(t)),
+                    Kind::Refused if !conn.heard_from_peer() => {
+                        refused = Some(String::from_utf8_lossy(payload).into_owned());
+                        true
+                    }
+                    Kind::Refused => false,
+                    Kind::Close => match CloseRepr::parse(payload) {
+                        Ok(Some(v)) if verdict_belongs(&conn, &v, file_sha) => {
+                            verdict = Some(v);
+                            true
                         }
+                        _ => false,
                     },
-                    _ => strangers += 1,
+                };
+                if !honoured {
+                    out_of_state += 1;
                 }
             }
             if n < sock::BATCH {
@@ -239,19 +284,38 @@ pub fn run_client(
         }
     }
     let end = conn.closed_at.unwrap_or_else(|| conn.now());
-    // Tell the server we are gone (twice: either may be lost).
-    if let Some(why) = refused {
-        return Err(format!("server refused the connection: {why}"));
+    if refused.is_none() {
+        // Tell the server we are gone (twice: either may be lost).
+        let close = conn.close_datagram(None);
+        sendq.push(close.clone());
+        sendq.push(close);
+        let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
     }
-    let close = conn.close_datagram();
-    sendq.push(close.clone());
-    sendq.push(close);
-    let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
-    // A reliable protocol that closed cleanly has delivered every byte.
+    let verified = verdict.as_ref().is_some_and(|v| v.verdict.is_success());
+    let error = if let Some(why) = &refused {
+        Some(format!("server refused the connection: {why}"))
+    } else if let Some(v) = verdict.as_ref().filter(|v| !v.verdict.is_success()) {
+        Some(format!("the receiver reported {}: {}", v.verdict, v.reason))
+    } else if conn.aborted {
+        Some(format!(
+            "connection aborted after {:.2} s",
+            end.as_secs_f64()
+        ))
+    } else if no_verdict {
+        Some(format!(
+            "no verdict from the receiver within {:.1} s of the end of the transfer: \
+             the file may or may not have arrived intact",
+            verdict_wait.as_secs_f64()
+        ))
+    } else {
+        None
+    };
+    // A reliable protocol that closed cleanly has delivered every byte; a
+    // file, once the receiver verified it.
     let delivered = (opts.protocol.is_reliable()
-        && !conn.aborted
-        && (conn.closed_at.is_some() || conn.peer_closed))
-        .then(|| conn.app_bytes_read());
+        && error.is_none()
+        && (verified || (file_sha.is_none() && conn.closed_at.is_some())))
+    .then(|| conn.app_bytes_read());
     let energy = energy::estimate(
         &profile,
         opts.radio_rate_bps,
@@ -262,21 +326,55 @@ pub fn run_client(
         end.saturating_since(Time::ZERO),
     );
     let mut summary = Summary::build(&conn, end, delivered, energy);
+    // The receiver's verdict ends the transfer, possibly before our
+    // transport has finished its closing exchange.
+    summary.completed = error.is_none() && (summary.completed || verified);
     summary.file = file_json.map(|mut f| {
-        f["acknowledged"] = json!(delivered.is_some());
+        f["acknowledged"] = json!(verified);
+        f["status"] = json!(verdict.as_ref().map_or("unknown", |v| v.verdict.name()));
+        if let Some(why) = &error {
+            f["reason"] = json!(why);
+        }
         f
     });
+    summary.error = error.clone();
     if strangers > 0 {
         rep.note(&format!("{strangers} datagrams from strangers dropped"));
     }
-    rep.end(&summary);
-    if conn.aborted {
-        return Err(format!(
-            "connection aborted after {:.2} s",
-            end.as_secs_f64()
+    if out_of_state > 0 {
+        rep.note(&format!(
+            "{out_of_state} datagrams that did not belong to the connection's state ignored"
         ));
     }
-    Ok(summary)
+    rep.end(&summary);
+    match error {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}
+
+/// How long a file's sender waits for the receiver's verdict once its
+/// transport is done, and how often it asks.
+pub const VERDICT_WAIT: Duration = Duration::from_secs(5);
+pub const VERDICT_ASK: Duration = Duration::from_millis(500);
+
+/// Whether a `Close` from the server is one its state allows: a failure at
+/// any time after the server answered (the sender reports the reason); a
+/// success only once the whole stream was handed over, counting exactly
+/// the bytes sent, and for a file naming the file's own SHA-256.
+fn verdict_belongs(conn: &Connection, v: &CloseRepr, file_sha: Option<[u8; 32]>) -> bool {
+    if !conn.heard_from_peer() {
+        return false;
+    }
+    if !v.verdict.is_success() {
+        return true;
+    }
+    conn.source_finished()
+        && v.stream_bytes == conn.app_bytes_read()
+        && match file_sha {
+            Some(sha) => v.verdict == Verdict::Verified && v.sha256 == sha,
+            None => v.verdict == Verdict::Delivered,
+        }
 }
 
 /// Sends what the socket takes now; keeps the rest queued (bounded). Sent
