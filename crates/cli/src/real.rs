@@ -14,7 +14,7 @@ use joulenet_runtime::conn::Tuning;
 use joulenet_runtime::frame::Protocol;
 use joulenet_runtime::{
     emulate, emulate::parse_probability, parse_loss, run_client, run_emulator, run_server, server,
-    ClientApp, ClientOptions, EmulateOptions, Format, ServerMode, ServerOptions,
+    signals, ClientApp, ClientOptions, EmulateOptions, Format, ServerMode, ServerOptions,
 };
 
 fn dur(s: &str) -> Result<Duration, String> {
@@ -201,13 +201,18 @@ fn server_options(a: &ServeArgs, mode: ServerMode) -> Result<ServerOptions, Stri
 }
 
 pub fn serve(a: ServeArgs) -> Result<(), String> {
-    let o = server_options(&a, ServerMode::Discard)?;
+    let mut o = server_options(&a, ServerMode::Discard)?;
+    o.stop = Some(signals::stop_on_termination()?);
     let sock = server::bind(&o)?;
     run_server(&o, sock, Box::new(std::io::stdout())).map(|_| ())
 }
 
 pub fn recv(a: RecvArgs) -> Result<(), String> {
-    let o = server_options(&a.serve, ServerMode::Files(a.out.clone()))?;
+    let mut o = server_options(&a.serve, ServerMode::Files(a.out.clone()))?;
+    // Stopped by a signal, recv ends its transfers itself: their senders
+    // hear why, their partial files are removed, and it exits non-zero if
+    // one was cut short.
+    o.stop = Some(signals::stop_on_termination()?);
     let sock = server::bind(&o)?;
     let report = run_server(&o, sock, Box::new(std::io::stdout()))?;
     match report

@@ -31,6 +31,7 @@ pub mod net;
 pub mod partial;
 pub mod report;
 pub mod server;
+pub mod signals;
 pub mod sock;
 pub mod token;
 
