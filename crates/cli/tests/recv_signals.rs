@@ -1,7 +1,8 @@
 //! `joulenet recv` stopped by SIGTERM in the middle of a transfer (issue
 //! 15): it used to die at once and leave its partial file behind, and the
-//! sender kept retransmitting to nobody. Now it ends the transfer, removes
-//! the partial file, tells the sender why and exits non-zero.
+//! sender kept retransmitting to nobody. Now it ends the transfer, keeps
+//! what arrived only as a prefix to resume from (never as a partial file),
+//! tells the sender why and exits non-zero.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -87,7 +88,13 @@ fn sigterm_mid_transfer_leaves_no_partial_file_and_both_ends_fail() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    // No partial file; what arrived is kept (one `.resume` file) for the
+    // next transfer of the same file to resume from.
+    assert_eq!(left.len(), 1, "left behind: {left:?}");
+    assert!(
+        left[0].starts_with(".big.bin.") && left[0].ends_with(".resume"),
+        "left behind: {left:?}"
+    );
     assert_eq!(recv_status.and_then(|s| s.code()), Some(2), "recv");
     assert!(
         send_status.is_some_and(|s| !s.success()),

@@ -4,7 +4,10 @@
 //! File transfer stream layout (all integers big endian):
 //!
 //! ```text
-//! "JNF1" | name length u16 | name (UTF-8) | size u64 | SHA-256 (32 bytes) | file bytes
+//! "JNF2" | name length u16 | name (UTF-8) | size u64 | SHA-256 (32 bytes) | offset u64 | file bytes from offset
+//!
+//! (`offset` > 0: the stream resumes a transfer whose first `offset` bytes
+//! the receiver kept, `crate::resume`.)
 //! ```
 //!
 //! The receiver writes to its connection's own partial file
@@ -147,7 +150,7 @@ impl AppSink for CountingSink {
     }
 }
 
-const FILE_MAGIC: &[u8; 4] = b"JNF1";
+const FILE_MAGIC: &[u8; 4] = b"JNF2";
 /// Longest file name accepted, bytes.
 pub const MAX_NAME: usize = 255;
 
@@ -157,17 +160,20 @@ pub struct FileHeader {
     pub name: String,
     pub size: u64,
     pub sha256: [u8; 32],
+    /// The first file byte the stream carries (a resumed transfer's offset).
+    pub offset: u64,
 }
 
 impl FileHeader {
     pub fn encode(&self) -> Vec<u8> {
         let name = self.name.as_bytes();
-        let mut out = Vec::with_capacity(4 + 2 + name.len() + 8 + 32);
+        let mut out = Vec::with_capacity(4 + 2 + name.len() + 8 + 32 + 8);
         out.extend_from_slice(FILE_MAGIC);
         out.extend_from_slice(&(name.len() as u16).to_be_bytes());
         out.extend_from_slice(name);
         out.extend_from_slice(&self.size.to_be_bytes());
         out.extend_from_slice(&self.sha256);
+        out.extend_from_slice(&self.offset.to_be_bytes());
         out
     }
 
@@ -184,7 +190,7 @@ impl FileHeader {
         if name_len == 0 || name_len > MAX_NAME {
             return Err(format!("file name length {name_len} out of range"));
         }
-        let total = 6 + name_len + 8 + 32;
+        let total = 6 + name_len + 8 + 32 + 8;
         if buf.len() < total {
             return Ok(None);
         }
@@ -195,12 +201,19 @@ impl FileHeader {
         let mut size = [0u8; 8];
         size.copy_from_slice(&buf[6 + name_len..14 + name_len]);
         let mut sha256 = [0u8; 32];
-        sha256.copy_from_slice(&buf[14 + name_len..total]);
+        sha256.copy_from_slice(&buf[14 + name_len..total - 8]);
+        let mut offset = [0u8; 8];
+        offset.copy_from_slice(&buf[total - 8..total]);
+        let (size, offset) = (u64::from_be_bytes(size), u64::from_be_bytes(offset));
+        if offset > size {
+            return Err(format!("offset {offset} beyond the file's {size} bytes"));
+        }
         Ok(Some((
             FileHeader {
                 name,
-                size: u64::from_be_bytes(size),
+                size,
                 sha256,
+                offset,
             },
             total,
         )))
@@ -264,7 +277,12 @@ impl FileSource {
             return Err(format!("file name longer than {MAX_NAME} bytes"));
         }
         let (sha256, size) = hash_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let header = FileHeader { name, size, sha256 };
+        let header = FileHeader {
+            name,
+            size,
+            sha256,
+            offset: 0,
+        };
         let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let encoded = header.encode();
         Ok((
@@ -282,6 +300,21 @@ impl FileSource {
 
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// Starts the stream at file byte `offset` (the receiver holds the bytes
+    /// before it). Only before the first read.
+    pub fn resume_from(&mut self, header: &mut FileHeader, offset: u64) -> Result<(), String> {
+        if self.sent > 0 || offset > header.size {
+            return Err(format!("cannot resume at {offset}"));
+        }
+        header.offset = offset;
+        self.header = header.encode();
+        self.total = self.header.len() as u64 + header.size - offset;
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| e.to_string())?;
+        Ok(())
     }
 }
 
@@ -418,8 +451,19 @@ impl FileSink {
     }
 
     fn fail(&mut self, verdict: Verdict, reason: String) {
-        if let Some((path, _)) = self.partial.take() {
-            let _ = std::fs::remove_file(path);
+        if let Some((path, w)) = self.partial.take() {
+            // An interrupted stream's bytes are good as far as they go: kept
+            // for the next transfer of the same file to resume from. Any
+            // other failure (a mismatch, a refused or unwritable file)
+            // leaves nothing.
+            let kept = verdict == Verdict::Incomplete
+                && w.into_inner().is_ok()
+                && self.header.as_ref().is_some_and(|h| {
+                    crate::resume::keep(&path, &self.dir, &h.name, &h.sha256).is_ok()
+                });
+            if !kept {
+                let _ = std::fs::remove_file(path);
+            }
         }
         let mut o = self.outcome.lock().unwrap();
         if *o == FileOutcome::InProgress {
@@ -488,9 +532,26 @@ impl AppSink for FileSink {
             }
             Ok(None) => {}
             Ok(Some((header, len))) => {
-                match crate::partial::create(&self.dir, &header.name, self.conn_id) {
+                let opened = if header.offset > 0 {
+                    crate::resume::claim(
+                        &self.dir,
+                        &header.name,
+                        &header.sha256,
+                        self.conn_id,
+                        header.offset,
+                    )
+                } else {
+                    crate::partial::create(&self.dir, &header.name, self.conn_id)
+                };
+                match opened {
                     Ok((path, f)) => {
                         self.partial = Some((path, std::io::BufWriter::with_capacity(1 << 20, f)))
+                    }
+                    Err(e) if header.offset > 0 => {
+                        return self.fail(
+                            Verdict::Refused,
+                            format!("cannot resume at byte {}: {e}", header.offset),
+                        )
                     }
                     Err(e) => {
                         return self.fail(
@@ -499,6 +560,7 @@ impl AppSink for FileSink {
                         )
                     }
                 }
+                self.body = header.offset;
                 self.header = Some(header);
                 let rest_in_head = self.head.split_off(len);
                 let rest_in_data = data[take..].to_vec();
@@ -562,6 +624,7 @@ impl AppSink for FileSink {
                 format!("{} was replaced right after the rename", target.display()),
             );
         }
+        crate::resume::forget(&self.dir, &header.name, &header.sha256);
         self.digest = Some(digest);
         *self.outcome.lock().unwrap() = FileOutcome::Complete {
             path: target,
@@ -647,7 +710,7 @@ mod tests {
     }
 
     #[test]
-    fn truncated_or_corrupt_transfer_leaves_nothing() {
+    fn truncated_or_corrupt_transfer_leaves_nothing_under_the_name() {
         let d = tmpdir("bad");
         let src_path = d.join("f.bin");
         std::fs::write(&src_path, vec![1u8; 10_000]).unwrap();
@@ -667,7 +730,15 @@ mod tests {
             *outcome.lock().unwrap(),
             FileOutcome::Failed { .. }
         ));
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        // Only the received prefix, kept to resume from (crate::resume).
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1);
+        let kept = left[0].file_name().into_string().unwrap();
+        assert!(
+            kept.starts_with(".f.bin.") && kept.ends_with(".resume"),
+            "{kept}"
+        );
+        std::fs::remove_file(left[0].path()).unwrap();
         // Corrupted byte: hash mismatch.
         let (mut src, _) = FileSource::open(&src_path).unwrap();
         let (mut sink, outcome) = FileSink::new(&out, 1);
@@ -730,14 +801,22 @@ mod tests {
         }
         assert!(check_name("report-1.pdf").is_ok());
         // A header naming "../x" is rejected by the receiver.
-        let mut h = FileHeader {
+        let header = FileHeader {
             name: "ok".into(),
-            size: 0,
+            size: 10,
             sha256: [0; 32],
-        }
-        .encode();
+            offset: 0,
+        };
+        let mut h = header.encode();
+        assert_eq!(FileHeader::decode(&h), Ok(Some((header.clone(), h.len()))));
         h[6] = b'.';
         assert!(FileHeader::decode(&h).is_err());
+        // An offset beyond the file is refused.
+        let beyond = FileHeader {
+            offset: 11,
+            ..header
+        };
+        assert!(FileHeader::decode(&beyond.encode()).is_err());
     }
 
     #[test]

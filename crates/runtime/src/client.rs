@@ -18,10 +18,12 @@ use joulenet_proto::{Duration, Time};
 use rand::TryRngCore;
 use serde_json::json;
 
-use crate::app::{AppSource, FileSource, Generator, Limit};
+use crate::app::{AppSource, FileHeader, FileSource, Generator, Limit};
 use crate::conn::{Connection, Tuning};
 use crate::energy;
-use crate::frame::{self, CloseRepr, Kind, Protocol, Verdict};
+use crate::frame::{
+    self, CloseRepr, Header, Kind, OfferRepr, Protocol, QueryRepr, Verdict, TOKEN_LEN,
+};
 use crate::report::{Format, Reporter, Summary};
 use crate::sock::{self, RecvBatch};
 
@@ -140,23 +142,39 @@ pub fn run_client(
     socket
         .connect(server)
         .map_err(|e| format!("connect {server}: {e}"))?;
-    let start = Instant::now();
+    let id = random_conn_id();
+    let mut token = None;
+    let mut resumed_from = 0;
     let (source, file_info): (Box<dyn AppSource>, _) = match &opts.app {
         ClientApp::Generate { limit, rate_bps } => {
             let rate = rate_bps.or((opts.protocol == Protocol::Udp).then_some(1_000_000));
             (Box::new(Generator::new(*limit, rate)), None)
         }
         ClientApp::File(path) => {
-            let (src, header) = FileSource::open(path)?;
+            let (mut src, mut header) = FileSource::open(path)?;
+            let (t, offer) = ask_offer(&socket, server, id, opts.protocol, &header)?;
+            token = t;
+            // Resume only from a prefix that hashes like ours.
+            if let Some(o) = offer.filter(|o| o.prefix_len > 0 && o.prefix_len < header.size) {
+                let ours = crate::resume::hash_file_prefix(path, o.prefix_len)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                if ours == o.prefix_sha256 {
+                    src.resume_from(&mut header, o.prefix_len)?;
+                    resumed_from = o.prefix_len;
+                }
+            }
             (Box::new(src), Some(header))
         }
     };
-    let id = random_conn_id();
+    let start = Instant::now();
     let mut conn = Connection::client(id, opts.protocol, server, &opts.tuning, source, start);
+    if let Some(t) = token {
+        conn.set_token(t);
+    }
     let mut rep = Reporter::new(opts.format, opts.interval, out);
     let file_json = file_info
         .as_ref()
-        .map(|h| json!({"name": h.name, "size": h.size, "sha256": crate::app::hex(&h.sha256)}));
+        .map(|h| json!({"name": h.name, "size": h.size, "sha256": crate::app::hex(&h.sha256), "resumed_from": resumed_from}));
     rep.start(json!({
         "line": format!("Connecting to {server} with {} (connection {id:016x})", opts.protocol),
         "version": concat!("joulenet ", env!("CARGO_PKG_VERSION")),
@@ -259,7 +277,7 @@ pub fn run_client(
                         conn.on_datagram(payload, d.len());
                         true
                     }
-                    Kind::Hello => false,
+                    Kind::Hello | Kind::Query | Kind::Offer => false,
                     Kind::Retry => frame::parse_retry(payload).is_ok_and(|t| conn.on_retry(t)),
                     Kind::Refused if !conn.heard_from_peer() => {
                         refused = Some(String::from_utf8_lossy(payload).into_owned());
@@ -351,6 +369,79 @@ pub fn run_client(
         Some(e) => Err(e),
         None => Ok(summary),
     }
+}
+
+/// How long a file's sender asks what the receiver keeps of the file
+/// before it starts from byte 0 anyway, and how often.
+pub const QUERY_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
+pub const QUERY_RESEND: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Asks the receiver what it keeps of this file (a `Query`, repeated with
+/// the token of a `Retry`); returns the token it validated, for the
+/// connection's `Hello`s, and its offer. No offer within [`QUERY_WAIT`]:
+/// the transfer starts from byte 0.
+fn ask_offer(
+    socket: &UdpSocket,
+    server: SocketAddr,
+    id: u64,
+    protocol: Protocol,
+    header: &FileHeader,
+) -> Result<(Option<[u8; TOKEN_LEN]>, Option<OfferRepr>), String> {
+    let mut batch = RecvBatch::default();
+    let mut token = None;
+    let started = Instant::now();
+    let mut sent_at: Option<Instant> = None;
+    while started.elapsed() < QUERY_WAIT {
+        if sent_at.is_none_or(|t| t.elapsed() >= QUERY_RESEND) {
+            let q = QueryRepr {
+                token,
+                size: header.size,
+                sha256: header.sha256,
+                name: header.name.clone(),
+            };
+            let h = Header {
+                kind: Kind::Query,
+                protocol,
+                conn_id: id,
+            };
+            // A lost or refused send is a lost query: asked again, or given up.
+            let _ = socket.send(&frame::emit(&h, &q.emit()));
+            sent_at = Some(Instant::now());
+        }
+        let wait = sent_at.map_or(QUERY_RESEND, |t| QUERY_RESEND.saturating_sub(t.elapsed()));
+        sock::wait(&[(socket, false)], Some(wait)).map_err(|e| e.to_string())?;
+        let n = match batch.recv(socket) {
+            Ok(n) => n,
+            // The server's port is closed (ECONNREFUSED): as a lost answer.
+            Err(_) => 0,
+        };
+        for i in 0..n {
+            let (d, from) = batch.get(i);
+            let Ok((h, p)) = frame::parse(d) else {
+                continue;
+            };
+            if h.conn_id != id || from != Some(server) {
+                continue;
+            }
+            match h.kind {
+                Kind::Retry => {
+                    if let Ok(t) = frame::parse_retry(p) {
+                        if token != Some(t) {
+                            token = Some(t);
+                            sent_at = None;
+                        }
+                    }
+                }
+                Kind::Offer => {
+                    if let Ok(o) = OfferRepr::parse(p) {
+                        return Ok((token, Some(o)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok((token, None))
 }
 
 /// How long a file's sender waits for the receiver's verdict once its

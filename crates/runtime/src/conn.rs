@@ -281,6 +281,12 @@ impl Connection {
         self.heard_from_peer
     }
 
+    /// A token the server gave before the connection (in answer to a
+    /// `Query`), for the first `Hello`s.
+    pub fn set_token(&mut self, token: [u8; TOKEN_LEN]) {
+        self.token = token;
+    }
+
     /// The server asked for its token in our `Hello`s: repeat the ones
     /// sent so far with it. Honoured only before the server has answered.
     pub fn on_retry(&mut self, token: [u8; TOKEN_LEN]) -> bool {

@@ -54,9 +54,15 @@ pub enum Kind {
     /// protocol it does not serve); the payload is a UTF-8 reason. Sent
     /// only to a validated address, before the connection exists.
     Refused,
-    /// The server's stateless answer to a `Hello` without a valid token:
-    /// the payload is the token to repeat the `Hello` with.
+    /// The server's stateless answer to a `Hello` (or `Query`) without a
+    /// valid token: the payload is the token to repeat it with.
     Retry,
+    /// Before a file transfer, the client asks what the receiver already
+    /// holds of the file ([`QueryRepr`]; carries a token like `Hello`).
+    Query,
+    /// The answer to a validated `Query`: the prefix of the file the
+    /// receiver holds ([`OfferRepr`]).
+    Offer,
 }
 
 impl Kind {
@@ -67,6 +73,8 @@ impl Kind {
             Kind::Close => 3,
             Kind::Refused => 4,
             Kind::Retry => 5,
+            Kind::Query => 6,
+            Kind::Offer => 7,
         }
     }
     pub const fn from_code(code: u8) -> Option<Kind> {
@@ -76,6 +84,8 @@ impl Kind {
             3 => Kind::Close,
             4 => Kind::Refused,
             5 => Kind::Retry,
+            6 => Kind::Query,
+            7 => Kind::Offer,
             _ => return None,
         })
     }
@@ -206,6 +216,8 @@ pub enum FrameError {
     BadVerdict(u8),
     /// A reason longer than [`MAX_REASON`] or not UTF-8.
     BadReason,
+    /// A `Query` or `Offer` of the wrong length or with a bad name.
+    BadQuery,
 }
 
 impl fmt::Display for FrameError {
@@ -228,6 +240,7 @@ impl fmt::Display for FrameError {
             FrameError::BadReason => {
                 write!(f, "reason not UTF-8 or longer than {MAX_REASON} bytes")
             }
+            FrameError::BadQuery => f.write_str("malformed Query or Offer"),
         }
     }
 }
@@ -437,6 +450,89 @@ impl CloseRepr {
     }
 }
 
+/// Longest file name in a `Query`, bytes (the file header's limit).
+pub const MAX_QUERY_NAME: usize = 255;
+
+/// A `Query`'s payload:
+///
+/// ```text
+/// token (16) | file size u64 | file SHA-256 (32) | name (UTF-8, 1..=255)
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryRepr {
+    pub token: Option<[u8; TOKEN_LEN]>,
+    pub size: u64,
+    pub sha256: [u8; 32],
+    pub name: String,
+}
+
+impl QueryRepr {
+    const FIXED: usize = TOKEN_LEN + 8 + 32;
+
+    pub fn parse(payload: &[u8]) -> Result<QueryRepr, FrameError> {
+        let name = payload
+            .get(QueryRepr::FIXED..)
+            .ok_or(FrameError::BadQuery)?;
+        if name.is_empty() || name.len() > MAX_QUERY_NAME {
+            return Err(FrameError::BadQuery);
+        }
+        let name = std::str::from_utf8(name).map_err(|_| FrameError::BadQuery)?;
+        let (token, _) = parse_hello(payload)?;
+        let mut n = [0u8; 8];
+        n.copy_from_slice(&payload[TOKEN_LEN..TOKEN_LEN + 8]);
+        let mut sha256 = [0u8; 32];
+        sha256.copy_from_slice(&payload[TOKEN_LEN + 8..QueryRepr::FIXED]);
+        Ok(QueryRepr {
+            token,
+            size: u64::from_be_bytes(n),
+            sha256,
+            name: name.to_string(),
+        })
+    }
+
+    pub fn emit(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(QueryRepr::FIXED + self.name.len());
+        out.extend_from_slice(&self.token.unwrap_or([0; TOKEN_LEN]));
+        out.extend_from_slice(&self.size.to_be_bytes());
+        out.extend_from_slice(&self.sha256);
+        out.extend_from_slice(self.name.as_bytes());
+        out
+    }
+}
+
+/// An `Offer`'s payload: `prefix length u64 | SHA-256 of that prefix (32)`.
+/// Length 0: nothing to resume from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OfferRepr {
+    pub prefix_len: u64,
+    pub prefix_sha256: [u8; 32],
+}
+
+impl OfferRepr {
+    pub const LEN: usize = 8 + 32;
+
+    pub fn parse(payload: &[u8]) -> Result<OfferRepr, FrameError> {
+        if payload.len() != OfferRepr::LEN {
+            return Err(FrameError::BadQuery);
+        }
+        let mut n = [0u8; 8];
+        n.copy_from_slice(&payload[..8]);
+        let mut prefix_sha256 = [0u8; 32];
+        prefix_sha256.copy_from_slice(&payload[8..]);
+        Ok(OfferRepr {
+            prefix_len: u64::from_be_bytes(n),
+            prefix_sha256,
+        })
+    }
+
+    pub fn emit(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(OfferRepr::LEN);
+        out.extend_from_slice(&self.prefix_len.to_be_bytes());
+        out.extend_from_slice(&self.prefix_sha256);
+        out
+    }
+}
+
 /// `reason` cut to at most [`MAX_REASON`] bytes at a character boundary.
 pub fn truncated(reason: &str) -> &str {
     if reason.len() <= MAX_REASON {
@@ -527,7 +623,7 @@ mod tests {
         }
 
         #[test]
-        fn round_trip_any(kind in 1u8..=5, proto in 0usize..Protocol::ALL.len(), id in 1u64.., payload in proptest::collection::vec(any::<u8>(), 0..100)) {
+        fn round_trip_any(kind in 1u8..=7, proto in 0usize..Protocol::ALL.len(), id in 1u64.., payload in proptest::collection::vec(any::<u8>(), 0..100)) {
             let h = Header { kind: Kind::from_code(kind).unwrap(), protocol: Protocol::ALL[proto], conn_id: id };
             let d = emit(&h, &payload);
             let (h2, p2) = parse(&d).unwrap();
@@ -615,6 +711,16 @@ mod tests {
             let _ = parse_hello(&bytes);
             let _ = parse_retry(&bytes);
             let _ = CloseRepr::parse(&bytes);
+            let _ = QueryRepr::parse(&bytes);
+            let _ = OfferRepr::parse(&bytes);
+        }
+
+        #[test]
+        fn query_and_offer_round_trip(size in any::<u64>(), b in any::<u8>(), name in "[a-z.]{1,40}", len in any::<u64>()) {
+            let q = QueryRepr { token: Some([b | 1; TOKEN_LEN]), size, sha256: [b; 32], name };
+            prop_assert_eq!(QueryRepr::parse(&q.emit()), Ok(q));
+            let o = OfferRepr { prefix_len: len, prefix_sha256: [b; 32] };
+            prop_assert_eq!(OfferRepr::parse(&o.emit()), Ok(o));
         }
     }
 }

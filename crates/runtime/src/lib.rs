@@ -30,6 +30,7 @@ pub mod frame;
 pub mod net;
 pub mod partial;
 pub mod report;
+pub mod resume;
 pub mod server;
 pub mod signals;
 pub mod sock;

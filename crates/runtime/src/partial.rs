@@ -17,17 +17,27 @@ const SUFFIX: &str = ".partial";
 /// whole stays within the 255-byte limit of common file systems.
 const NAME_PART: usize = 200;
 
-/// Creates this connection's partial file for `name` in `dir`, exclusively.
-pub fn create(dir: &Path, name: &str, conn_id: u64) -> io::Result<(PathBuf, File)> {
+/// `name` cut to at most [`NAME_PART`] bytes at a character boundary.
+pub(crate) fn name_part(name: &str) -> &str {
     let mut end = name.len().min(NAME_PART);
     while !name.is_char_boundary(end) {
         end -= 1;
     }
-    let path = dir.join(format!(
+    &name[..end]
+}
+
+/// This process's partial file for `name` on connection `conn_id`.
+pub fn path(dir: &Path, name: &str, conn_id: u64) -> PathBuf {
+    dir.join(format!(
         ".{}.{}-{conn_id:016x}{SUFFIX}",
-        &name[..end],
+        name_part(name),
         std::process::id()
-    ));
+    ))
+}
+
+/// Creates this connection's partial file for `name` in `dir`, exclusively.
+pub fn create(dir: &Path, name: &str, conn_id: u64) -> io::Result<(PathBuf, File)> {
+    let path = path(dir, name, conn_id);
     let file = OpenOptions::new()
         .read(true)
         .write(true)

@@ -32,7 +32,7 @@ use crate::app::{AppSink, CountingSink, FileOutcome, FileSink};
 use crate::client::flush;
 use crate::conn::{Connection, Tuning};
 use crate::energy;
-use crate::frame::{self, CloseRepr, Header, Kind, Protocol, Verdict};
+use crate::frame::{self, CloseRepr, Header, Kind, OfferRepr, Protocol, Verdict};
 use crate::report::{Format, Reporter, Summary};
 use crate::sock::{self, RecvBatch};
 use crate::token::{self, TokenKey};
@@ -106,6 +106,8 @@ pub struct ServerCounters {
     pub verdicts_resent: u64,
     /// Partial files of dead receivers removed at start.
     pub stale_partials_removed: u64,
+    /// Answers to validated `Query`s (what is kept to resume from).
+    pub offers_sent: u64,
 }
 
 /// Most bytes sent toward an address not yet validated, per byte received
@@ -432,7 +434,9 @@ pub fn run_server(
                             Ok(Some(_)) => c.out_of_state += 1,
                             Err(_) => c.malformed += 1,
                         },
-                        Kind::Refused | Kind::Retry => c.out_of_state += 1,
+                        Kind::Refused | Kind::Retry | Kind::Query | Kind::Offer => {
+                            c.out_of_state += 1
+                        }
                     }
                     continue;
                 }
@@ -451,7 +455,7 @@ pub fn run_server(
                     }
                     continue;
                 }
-                if h.kind != Kind::Hello {
+                if !matches!(h.kind, Kind::Hello | Kind::Query) {
                     c.unknown_connection += 1;
                     continue;
                 }
@@ -459,9 +463,24 @@ pub fn run_server(
                     c.replayed_hello += 1;
                     continue;
                 }
-                let Ok((token, packet)) = frame::parse_hello(payload) else {
-                    c.malformed += 1;
-                    continue;
+                // A `Query` (what do you hold of this file?) is validated as
+                // a `Hello` is, and answered without state.
+                let (token, packet, query) = if h.kind == Kind::Query {
+                    match frame::QueryRepr::parse(payload) {
+                        Ok(q) => (q.token, &[][..], Some(q)),
+                        Err(_) => {
+                            c.malformed += 1;
+                            continue;
+                        }
+                    }
+                } else {
+                    match frame::parse_hello(payload) {
+                        Ok((t, p)) => (t, p, None),
+                        Err(_) => {
+                            c.malformed += 1;
+                            continue;
+                        }
+                    }
                 };
                 let now_s = token::unix_secs();
                 let valid =
@@ -483,6 +502,25 @@ pub fn run_server(
                         c.unvalidated_bytes_sent += retry.len() as u64;
                         sendq.push((retry, from));
                     }
+                    continue;
+                }
+                if let Some(q) = query {
+                    let offer = match &opts.mode {
+                        ServerMode::Files(dir) => {
+                            crate::resume::lookup(dir, &q.name, q.size, &q.sha256)
+                        }
+                        ServerMode::Discard => None,
+                    }
+                    .unwrap_or(OfferRepr {
+                        prefix_len: 0,
+                        prefix_sha256: [0; 32],
+                    });
+                    let hdr = Header {
+                        kind: Kind::Offer,
+                        ..h
+                    };
+                    c.offers_sent += 1;
+                    sendq.push((frame::emit(&hdr, &offer.emit()), from));
                     continue;
                 }
                 let refuse = if opts.protocol.is_some_and(|p| p != h.protocol) {

@@ -162,7 +162,15 @@ fn a_stale_connection_expiring_leaves_a_new_transfer_of_its_name_alone() {
     let report = server.join().unwrap().unwrap();
     assert!(r.is_ok(), "{r:?}\n{:?}", report.files);
     assert!(same_bytes(&out.join("f.bin"), &new));
-    assert_eq!(names(&out), ["f.bin"]);
+    // Besides the file, only what the crashed sender had sent of the other
+    // file, kept for it to resume from (tests/resume.rs).
+    let left = names(&out);
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(
+        left[0].starts_with(".f.bin.") && left[0].ends_with(".resume"),
+        "{left:?}"
+    );
+    assert_eq!(left[1], "f.bin");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
