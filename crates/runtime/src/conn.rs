@@ -12,7 +12,7 @@ use joulenet_proto::wwp::{WwpConfig, WwpReceiver, WwpSender};
 use joulenet_proto::{Addr, Agent, Duration, Net, Time, TransportEvent};
 
 use crate::app::{AppSink, AppSource};
-use crate::frame::{self, Header, Kind, Protocol, HEADER_LEN};
+use crate::frame::{self, CloseRepr, Header, Kind, Protocol, HEADER_LEN, TOKEN_LEN};
 use crate::net::RuntimeNet;
 
 /// The agents' view of the two ends: the server is node 1, the client node 2.
@@ -147,6 +147,11 @@ impl Tuning {
     }
 }
 
+/// Opening packets a client keeps to repeat with a `Retry`'s token: a
+/// connection-oriented agent sends one or two before any answer, a UDP
+/// sender at a high rate a few dozen within a loopback round trip.
+const MAX_HELLOS: usize = 64;
+
 /// Datagram counters of one connection (runtime framing included).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DatagramCounts {
@@ -165,6 +170,12 @@ pub struct Connection {
     pub is_client: bool,
     /// The client frames as `Hello` until the server has answered.
     heard_from_peer: bool,
+    /// The server's address-validation token (zero until a `Retry`).
+    token: [u8; TOKEN_LEN],
+    /// The agent packets sent as `Hello` before a token (a few), to repeat at once
+    /// with the token when the server answers with a `Retry` instead of
+    /// waiting for the agent's retransmission timer.
+    hellos: Vec<Vec<u8>>,
     pub counts: DatagramCounts,
     /// Time of the last datagram from the peer.
     pub last_heard: Time,
@@ -225,6 +236,8 @@ impl Connection {
             net,
             is_client,
             heard_from_peer: !is_client,
+            token: [0; TOKEN_LEN],
+            hellos: Vec::new(),
             counts: DatagramCounts::default(),
             last_heard: Time::ZERO,
             established_at: None,
@@ -260,6 +273,30 @@ impl Connection {
         };
         self.agent.on_packet(&mut self.net, from, payload);
         self.after_callback();
+    }
+
+    /// Whether a datagram of the established connection came from the peer
+    /// (a client: the server has answered its `Hello`).
+    pub fn heard_from_peer(&self) -> bool {
+        self.heard_from_peer
+    }
+
+    /// A token the server gave before the connection (in answer to a
+    /// `Query`), for the first `Hello`s.
+    pub fn set_token(&mut self, token: [u8; TOKEN_LEN]) {
+        self.token = token;
+    }
+
+    /// The server asked for its token in our `Hello`s: repeat the ones
+    /// sent so far with it. Honoured only before the server has answered.
+    pub fn on_retry(&mut self, token: [u8; TOKEN_LEN]) -> bool {
+        if self.heard_from_peer || !self.is_client || self.token == token {
+            return false;
+        }
+        self.token = token;
+        let again = self.hellos.clone();
+        self.net.outbox.extend(again);
+        true
     }
 
     /// The peer is done (a `Close` datagram).
@@ -346,14 +383,24 @@ impl Connection {
             conn_id: self.id,
         };
         let packets = std::mem::take(&mut self.net.outbox);
-        let mut head = [0u8; HEADER_LEN];
+        let mut head = [0u8; HEADER_LEN + TOKEN_LEN];
         frame::write_header(&header, &mut head);
+        let head_len = if kind == Kind::Hello {
+            head[HEADER_LEN..].copy_from_slice(&self.token);
+            HEADER_LEN + TOKEN_LEN
+        } else {
+            HEADER_LEN
+        };
         for p in packets {
+            if kind == Kind::Hello && self.token == [0; TOKEN_LEN] && self.hellos.len() < MAX_HELLOS
+            {
+                self.hellos.push(p.clone());
+            }
             let mut d = pool
                 .pop()
-                .unwrap_or_else(|| Vec::with_capacity(HEADER_LEN + p.len()));
+                .unwrap_or_else(|| Vec::with_capacity(head_len + p.len()));
             d.clear();
-            d.extend_from_slice(&head);
+            d.extend_from_slice(&head[..head_len]);
             d.extend_from_slice(&p);
             self.counts.datagrams_sent += 1;
             self.counts.udp_bytes_sent += d.len() as u64;
@@ -362,14 +409,21 @@ impl Connection {
         }
     }
 
-    /// A `Close` datagram for this connection.
-    pub fn close_datagram(&self) -> (Vec<u8>, SocketAddr) {
+    /// A `Close` datagram for this connection: empty (a client's), or with
+    /// the receiver's verdict (a server's).
+    pub fn close_datagram(&self, verdict: Option<&CloseRepr>) -> (Vec<u8>, SocketAddr) {
         let h = Header {
             kind: Kind::Close,
             protocol: self.protocol,
             conn_id: self.id,
         };
-        (frame::emit(&h, &[]), self.peer)
+        let payload = verdict.map(|v| v.emit()).unwrap_or_default();
+        (frame::emit(&h, &payload), self.peer)
+    }
+
+    /// The sending application handed over its whole stream.
+    pub fn source_finished(&self) -> bool {
+        self.net.source_finished
     }
 
     /// The agent is done and has nothing more to send.
@@ -419,7 +473,13 @@ mod tests {
         let mut out = Vec::new();
         a.drain(&mut out, &mut Vec::new());
         for (d, _) in &out {
-            b.on_datagram(&d[HEADER_LEN..], d.len());
+            let (h, payload) = frame::parse(d).unwrap();
+            let packet = if h.kind == Kind::Hello {
+                frame::parse_hello(payload).unwrap().1
+            } else {
+                payload
+            };
+            b.on_datagram(packet, d.len());
         }
         out.len()
     }
@@ -492,7 +552,7 @@ mod tests {
             c.drain(&mut hello, &mut Vec::new());
             let real = hello
                 .first()
-                .map(|(d, _)| d[HEADER_LEN..].to_vec())
+                .map(|(d, _)| d[HEADER_LEN + TOKEN_LEN..].to_vec())
                 .unwrap_or_default();
             for i in 0..2000 {
                 let len = (next() % 80) as usize;

@@ -249,6 +249,10 @@ pub struct Summary {
     /// File transfers: what became of the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<Value>,
+    /// Why this end failed (refused, aborted, no verdict, or the
+    /// receiver's verdict and its reason), when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Summary {
@@ -299,6 +303,7 @@ impl Summary {
             datagrams: conn.counts,
             energy,
             file: None,
+            error: None,
         }
     }
 
@@ -339,6 +344,9 @@ impl Summary {
         }
         if let Some(f) = &self.file {
             s.push_str(&format!("\nfile: {f}"));
+        }
+        if let Some(e) = &self.error {
+            s.push_str(&format!("\nfailed: {e}"));
         }
         s
     }
