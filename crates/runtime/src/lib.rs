@@ -28,6 +28,8 @@ pub mod energy;
 pub mod frame;
 pub mod net;
 pub mod report;
+pub mod route;
+pub mod routes;
 pub mod server;
 pub mod sock;
 
