@@ -14,15 +14,16 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use joulenet_channel::RadioProfile;
-use joulenet_proto::{Duration, Time};
+use joulenet_proto::{Addr, Duration, NodeId, Time};
 use rand::TryRngCore;
 use serde_json::json;
 
 use crate::app::{AppSource, FileSource, Generator, Limit};
-use crate::conn::{Connection, Tuning};
+use crate::conn::{Connection, Tuning, SERVER_ADDR};
 use crate::energy;
-use crate::frame::{self, Kind, Protocol};
+use crate::frame::{Kind, Protocol};
 use crate::report::{Format, Reporter, Summary};
+use crate::route::{self, RouteInfo};
 use crate::sock::{self, RecvBatch};
 
 /// What the client sends.
@@ -49,6 +50,10 @@ pub struct ClientOptions {
     pub radio_rate_bps: u64,
     /// Give up when nothing was heard from the server for this long.
     pub idle_timeout: Duration,
+    /// Through relays: this node's id and the server's (`--node`,
+    /// `--to-node`); `server` is then the first hop.
+    pub node: Option<NodeId>,
+    pub to_node: Option<NodeId>,
 }
 
 impl ClientOptions {
@@ -63,6 +68,8 @@ impl ClientOptions {
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
+            node: None,
+            to_node: None,
         }
     }
 }
@@ -153,6 +160,16 @@ pub fn run_client(
     };
     let id = random_conn_id();
     let mut conn = Connection::client(id, opts.protocol, server, &opts.tuning, source, start);
+    match (opts.node, opts.to_node) {
+        (Some(node), Some(to)) => {
+            // The UDP port names this end, so flows from one node differ.
+            let port = socket.local_addr().map_err(|e| e.to_string())?.port();
+            let info = RouteInfo::new(Addr::new(node, port), Addr::new(to, SERVER_ADDR.port));
+            conn = conn.with_route(info, &opts.tuning);
+        }
+        (None, None) => {}
+        _ => return Err("--node and --to-node go together (through relays)".into()),
+    }
     let mut rep = Reporter::new(opts.format, opts.interval, out);
     let file_json = file_info
         .as_ref()
@@ -222,14 +239,27 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
-                match frame::parse(d) {
-                    Ok((h, payload)) if h.conn_id == id && from == Some(server) => match h.kind {
-                        Kind::Data | Kind::Hello => conn.on_datagram(payload, d.len()),
-                        Kind::Close => conn.on_close(),
-                        Kind::Refused => {
-                            refused = Some(String::from_utf8_lossy(payload).into_owned())
+                // Routed both ways, or two-party both ways.
+                let parsed = route::parse(d)
+                    .ok()
+                    .filter(|g| match (&conn.route, &g.route) {
+                        (Some(info), Some(r)) => info.accepts(r),
+                        (None, None) => true,
+                        _ => false,
+                    });
+                match parsed {
+                    Some(g) if g.header.conn_id == id && from == Some(server) => {
+                        if let (Some(info), Some(r)) = (&mut conn.route, &g.route) {
+                            info.saw(r);
                         }
-                    },
+                        match g.header.kind {
+                            Kind::Data | Kind::Hello => conn.on_datagram(g.payload, d.len()),
+                            Kind::Close => conn.on_close(),
+                            Kind::Refused => {
+                                refused = Some(String::from_utf8_lossy(g.payload).into_owned())
+                            }
+                        }
+                    }
                     _ => strangers += 1,
                 }
             }

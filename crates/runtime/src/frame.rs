@@ -70,10 +70,13 @@ pub enum Protocol {
     Rcp,
     /// RCP-STP: the STP-like controller and batched requests.
     RcpStp,
+    /// Hop-by-hop TCP: NewReno at the ends, and every `joulenet relay` on
+    /// the path terminates the connection and opens the next hop.
+    HbhTcp,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 10] = [
+    pub const ALL: [Protocol; 11] = [
         Protocol::Tcp(TcpVariant::Tahoe),
         Protocol::Tcp(TcpVariant::Reno),
         Protocol::Tcp(TcpVariant::NewReno),
@@ -84,6 +87,7 @@ impl Protocol {
         Protocol::E2tcp,
         Protocol::Rcp,
         Protocol::RcpStp,
+        Protocol::HbhTcp,
     ];
 
     /// The protocols that repair losses (files can be sent over them).
@@ -103,6 +107,7 @@ impl Protocol {
             Protocol::E2tcp => 18,
             Protocol::Rcp => 19,
             Protocol::RcpStp => 20,
+            Protocol::HbhTcp => 21,
         }
     }
 
@@ -118,6 +123,7 @@ impl Protocol {
             Protocol::E2tcp => "e2tcp",
             Protocol::Rcp => "rcp",
             Protocol::RcpStp => "rcp-stp",
+            Protocol::HbhTcp => "hbh-tcp",
         }
     }
 

@@ -27,6 +27,7 @@ pub mod emulate;
 pub mod energy;
 pub mod frame;
 pub mod net;
+pub mod relay;
 pub mod report;
 pub mod route;
 pub mod routes;

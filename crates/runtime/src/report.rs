@@ -249,6 +249,10 @@ pub struct Summary {
     /// File transfers: what became of the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<Value>,
+    /// Through relays: the ends' node addresses and the hop limits the
+    /// received datagrams arrived with (64 minus the relays they crossed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Value>,
 }
 
 impl Summary {
@@ -299,6 +303,14 @@ impl Summary {
             datagrams: conn.counts,
             energy,
             file: None,
+            route: conn.route.map(|r| {
+                serde_json::json!({
+                    "local": r.local.to_string(),
+                    "remote": r.remote.to_string(),
+                    "hop_limit_min": r.hop_limit_min,
+                    "hop_limit_max": r.hop_limit_max,
+                })
+            }),
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use joulenet_channel::RadioProfile;
-use joulenet_proto::{Duration, Time};
+use joulenet_proto::{Duration, NodeId, Time};
 use serde::Serialize;
 use serde_json::json;
 
@@ -25,6 +25,7 @@ use crate::conn::{Connection, Tuning};
 use crate::energy;
 use crate::frame::{self, Header, Kind, Protocol};
 use crate::report::{Format, Reporter, Summary};
+use crate::route::{self, RouteInfo};
 use crate::sock::{self, RecvBatch};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +54,9 @@ pub struct ServerOptions {
     pub idle_timeout: Duration,
     /// Set to make the server return (checked at least every 100 ms).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Through relays: this node's id (`--node`); routed datagrams for
+    /// another node are counted as misrouted.
+    pub node: Option<NodeId>,
 }
 
 impl ServerOptions {
@@ -70,6 +74,7 @@ impl ServerOptions {
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
             stop: None,
+            node: None,
         }
     }
 }
@@ -83,6 +88,8 @@ pub struct ServerCounters {
     pub replayed_hello: u64,
     pub refused_busy: u64,
     pub refused_protocol: u64,
+    /// Routed datagrams addressed to another node.
+    pub misrouted: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -290,14 +297,28 @@ pub fn run_server(
                     report.counters.malformed += 1;
                     continue;
                 };
-                let Ok((h, payload)) = frame::parse(d) else {
+                let Ok(dg) = route::parse(d) else {
                     report.counters.malformed += 1;
                     continue;
                 };
+                let (h, payload, routed) = (dg.header, dg.payload, dg.route);
+                if routed.is_some_and(|r| opts.node.is_some_and(|n| n != r.dst.node)) {
+                    report.counters.misrouted += 1;
+                    continue;
+                }
                 if let Some(e) = conns.get_mut(&h.conn_id) {
-                    if from != e.conn.peer || h.protocol != e.conn.protocol {
+                    // Same peer, protocol and (through relays) flow.
+                    let same_route = match (&e.conn.route, &routed) {
+                        (Some(info), Some(r)) => info.accepts(r),
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    if from != e.conn.peer || h.protocol != e.conn.protocol || !same_route {
                         report.counters.wrong_source += 1;
                         continue;
+                    }
+                    if let (Some(info), Some(r)) = (&mut e.conn.route, &routed) {
+                        info.saw(r);
                     }
                     match h.kind {
                         Kind::Hello | Kind::Data => e.conn.on_datagram(payload, d.len()),
@@ -336,7 +357,11 @@ pub fn run_server(
                         protocol: h.protocol,
                         conn_id: h.conn_id,
                     };
-                    sendq.push((frame::emit(&hdr, why.as_bytes()), from));
+                    let answer = match &routed {
+                        Some(r) => route::emit(&hdr, &r.reversed(), why.as_bytes()),
+                        None => frame::emit(&hdr, why.as_bytes()),
+                    };
+                    sendq.push((answer, from));
                     continue;
                 }
                 let (sink, file): (Box<dyn AppSink>, _) = match &opts.mode {
@@ -354,6 +379,12 @@ pub fn run_server(
                     sink,
                     Instant::now(),
                 );
+                if let Some(r) = &routed {
+                    // Answer as the address the client named, to the client.
+                    let mut info = RouteInfo::new(r.dst, r.src);
+                    info.saw(r);
+                    conn = conn.with_route(info, &opts.tuning);
+                }
                 conn.start();
                 conn.on_datagram(payload, d.len());
                 let mut rep = Reporter::new(opts.format, opts.interval, Box::new(out.clone()));
