@@ -352,15 +352,19 @@ impl Relay {
         }
         let now = self.net.clock();
         let h = dg.header;
+        // Asking the mapping costs nothing for a protocol without relays
+        // (it answers `None` before making anything), and for one with
+        // relays it is asked only while no agent lives.
         let runs_relays =
             self.agents.contains_key(&h.protocol) || self.tuning.relay_agent(h.protocol).is_some();
+        if runs_relays && h.kind == Kind::Close {
+            // Ends no flow state: the agent's own closing does that.
+            self.report.closes_absorbed += 1;
+            return;
+        }
         let tracked = self.track(h, &r, now);
         if !runs_relays || h.kind == Kind::Refused {
             self.forward_raw(d, r.dst.node, hop_limit);
-            return;
-        }
-        if h.kind == Kind::Close {
-            self.report.closes_absorbed += 1;
             return;
         }
         if !tracked {
