@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::app::{AppSource, FileSource, Generator, Limit};
 use crate::conn::{Connection, Tuning, SERVER_ADDR};
 use crate::energy;
-use crate::frame::{Kind, Protocol};
+use crate::frame::{self, Kind, Protocol};
 use crate::report::{Format, Reporter, Summary};
 use crate::route::{self, RouteInfo};
 use crate::sock::{self, RecvBatch};
@@ -239,27 +239,16 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
-                // Routed both ways, or two-party both ways.
-                let parsed = route::parse(d)
-                    .ok()
-                    .filter(|g| match (&conn.route, &g.route) {
-                        (Some(info), Some(r)) => info.accepts(r),
-                        (None, None) => true,
-                        _ => false,
-                    });
-                match parsed {
-                    Some(g) if g.header.conn_id == id && from == Some(server) => {
-                        if let (Some(info), Some(r)) = (&mut conn.route, &g.route) {
-                            info.saw(r);
+                // Routed both ways, or two-party both ways (route.rs).
+                let ours = |h: &frame::Header| h.conn_id == id && from == Some(server);
+                match route::parse_for(d, &mut conn.route, ours) {
+                    Ok((h, payload)) if h.conn_id == id && from == Some(server) => match h.kind {
+                        Kind::Data | Kind::Hello => conn.on_datagram(payload, d.len()),
+                        Kind::Close => conn.on_close(),
+                        Kind::Refused => {
+                            refused = Some(String::from_utf8_lossy(payload).into_owned())
                         }
-                        match g.header.kind {
-                            Kind::Data | Kind::Hello => conn.on_datagram(g.payload, d.len()),
-                            Kind::Close => conn.on_close(),
-                            Kind::Refused => {
-                                refused = Some(String::from_utf8_lossy(g.payload).into_owned())
-                            }
-                        }
-                    }
+                    },
                     _ => strangers += 1,
                 }
             }

@@ -179,6 +179,9 @@ impl RouteRepr {
 pub enum DatagramError {
     Frame(FrameError),
     Route(RouteError),
+    /// Well formed, but routed where the endpoint is two-party, two-party
+    /// where it is routed, or between other ends.
+    NotOurs,
 }
 
 impl fmt::Display for DatagramError {
@@ -186,6 +189,7 @@ impl fmt::Display for DatagramError {
         match self {
             DatagramError::Frame(e) => e.fmt(f),
             DatagramError::Route(e) => e.fmt(f),
+            DatagramError::NotOurs => f.write_str("datagram of another flow"),
         }
     }
 }
@@ -230,6 +234,28 @@ pub fn parse(datagram: &[u8]) -> Result<Datagram<'_>, DatagramError> {
         route: Some(route),
         payload: &datagram[ROUTED_HEADER_LEN..],
     })
+}
+
+/// Parses a datagram for an endpoint whose route is `route` (`None`: a
+/// two-party endpoint): a datagram must be routed exactly when the endpoint
+/// is, and then between its two ends. When `ours` accepts the header (the
+/// endpoint's connection), the route's hop limit is recorded.
+pub fn parse_for<'a>(
+    datagram: &'a [u8],
+    route: &mut Option<RouteInfo>,
+    ours: impl FnOnce(&Header) -> bool,
+) -> Result<(Header, &'a [u8]), DatagramError> {
+    let d = parse(datagram)?;
+    match (route, d.route) {
+        (None, None) => {}
+        (Some(info), Some(r)) if info.accepts(&r) => {
+            if ours(&d.header) {
+                info.saw(&r);
+            }
+        }
+        _ => return Err(DatagramError::NotOurs),
+    }
+    Ok((d.header, d.payload))
 }
 
 /// Writes a routed datagram's two headers into the first
@@ -395,6 +421,47 @@ mod tests {
         assert!(RouteRepr::new(Addr::default(), Addr::default())
             .emit(&mut [0u8; 15])
             .is_err());
+    }
+
+    #[test]
+    fn endpoints_take_only_their_own_framing() {
+        let h = Header {
+            kind: Kind::Data,
+            protocol: Protocol::Udp,
+            conn_id: 5,
+        };
+        let me = RouteInfo::new(Addr::new(1, 5201), Addr::new(5, 40000));
+        let mut routed = Some(me);
+        let mut two_party = None;
+        let to_me = emit(
+            &h,
+            &RouteRepr {
+                hop_limit: 60,
+                ..me.outgoing().reversed()
+            },
+            b"p",
+        );
+        let v1 = frame::emit(&h, b"p");
+        assert_eq!(parse_for(&to_me, &mut routed, |_| true), Ok((h, &b"p"[..])));
+        assert_eq!(routed.unwrap().hop_limit_min, Some(60));
+        assert_eq!(parse_for(&v1, &mut two_party, |_| true), Ok((h, &b"p"[..])));
+        assert_eq!(
+            parse_for(&v1, &mut routed, |_| true),
+            Err(DatagramError::NotOurs)
+        );
+        assert_eq!(
+            parse_for(&to_me, &mut two_party, |_| true),
+            Err(DatagramError::NotOurs)
+        );
+        let elsewhere = emit(&h, &me.outgoing(), b"p");
+        assert_eq!(
+            parse_for(&elsewhere, &mut routed, |_| true),
+            Err(DatagramError::NotOurs)
+        );
+        // Another connection's datagram teaches nothing about our hops.
+        let mut fresh = Some(me);
+        let _ = parse_for(&to_me, &mut fresh, |_| false);
+        assert_eq!(fresh.unwrap().hop_limit_min, None);
     }
 
     #[test]
