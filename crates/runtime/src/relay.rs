@@ -264,10 +264,13 @@ struct FlowMeta {
 }
 
 /// One relay node's state.
+/// Makes the relay agent of a protocol, or `None` to forward it.
+pub type MakeRelayAgent = Box<dyn Fn(Protocol) -> Option<Box<dyn Agent>>>;
+
 pub struct Relay {
     node: NodeId,
     routes: RouteTable,
-    tuning: Tuning,
+    make: MakeRelayAgent,
     net: RelayNet,
     agents: HashMap<Protocol, Box<dyn Agent>>,
     flows: HashMap<(Protocol, FlowKey), FlowMeta>,
@@ -279,11 +282,21 @@ pub struct Relay {
 }
 
 impl Relay {
+    /// A relay running the protocols' own relay agents
+    /// ([`Tuning::relay_agent`]).
     pub fn new(opts: &RelayOptions) -> Relay {
+        let tuning = opts.tuning.clone();
+        Relay::with_agents(opts, Box::new(move |p| tuning.relay_agent(p)))
+    }
+
+    /// A relay running `make`'s agents instead: a way to try relay code (a
+    /// research prototype, a test) on any protocol, as the simulator's
+    /// `register_relay` does.
+    pub fn with_agents(opts: &RelayOptions, make: MakeRelayAgent) -> Relay {
         Relay {
             node: opts.node,
             routes: opts.routes.clone(),
-            tuning: opts.tuning.clone(),
+            make,
             net: RelayNet::new(opts.node, opts.routes.clone(), Instant::now()),
             agents: HashMap::new(),
             flows: HashMap::new(),
@@ -356,7 +369,7 @@ impl Relay {
         // (it answers `None` before making anything), and for one with
         // relays it is asked only while no agent lives.
         let runs_relays =
-            self.agents.contains_key(&h.protocol) || self.tuning.relay_agent(h.protocol).is_some();
+            self.agents.contains_key(&h.protocol) || (self.make)(h.protocol).is_some();
         if runs_relays && h.kind == Kind::Close {
             // Ends no flow state: the agent's own closing does that.
             self.report.closes_absorbed += 1;
@@ -433,7 +446,7 @@ impl Relay {
         from: SocketAddr,
     ) {
         if !self.agents.contains_key(&h.protocol) {
-            let Some(agent) = self.tuning.relay_agent(h.protocol) else {
+            let Some(agent) = (self.make)(h.protocol) else {
                 return;
             };
             self.agents.insert(h.protocol, agent);
@@ -738,6 +751,115 @@ mod tests {
         // Flows of datagrams that were relayed or tried to be.
         assert_eq!(rep.flows_opened, 2);
         assert!(r.take_sends().is_empty());
+    }
+
+    /// A transit agent that stamps every packet, answers the first on the
+    /// destination's behalf, drops packets starting with `x` and is done
+    /// after `bye`; it records the previous hops it was told.
+    struct Stamp {
+        hops: std::rc::Rc<std::cell::RefCell<Vec<NodeId>>>,
+        answered: bool,
+        done: bool,
+        stats: joulenet_proto::TransportStats,
+    }
+
+    impl Agent for Stamp {
+        fn protocol(&self) -> &'static str {
+            "stamp"
+        }
+        fn start(&mut self, _net: &mut dyn Net) {}
+        fn on_packet(&mut self, _net: &mut dyn Net, _from: Addr, _packet: &[u8]) {}
+        fn poll_timeout(&self) -> Option<Time> {
+            None
+        }
+        fn on_timeout(&mut self, _net: &mut dyn Net) {}
+        fn on_transit(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
+            self.hops.borrow_mut().push(t.previous_hop);
+            assert_eq!(net.previous_hop(), Some(t.previous_hop));
+            if !self.answered {
+                self.answered = true;
+                net.send_as(t.dst, t.src, b"a".to_vec(), TxOpts::default());
+            }
+            if t.packet.first() == Some(&b'x') {
+                return TransitVerdict::Drop;
+            }
+            self.done = t.packet.as_slice() == b"bye";
+            t.packet.push(b'!');
+            TransitVerdict::Forward
+        }
+        fn stats(&self) -> &joulenet_proto::TransportStats {
+            &self.stats
+        }
+        fn is_closed(&self) -> bool {
+            self.done
+        }
+    }
+
+    /// The transit hook end to end inside one relay: the agent sees the
+    /// previous hop from the table's reverse map, its rewrite is forwarded
+    /// with the hop limit decremented, what it sends as another endpoint is
+    /// framed with the flow's connection id (`Data`: that end was heard),
+    /// its drops are counted, and it is forgotten once closed.
+    #[test]
+    fn a_transit_agent_rewrites_answers_drops_and_is_forgotten() {
+        let hops = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let h2 = std::rc::Rc::clone(&hops);
+        let mut routes = RouteTable::new();
+        // Neighbour 1 first, then node 0 behind it: the source is node 0,
+        // the previous hop node 1.
+        routes.add(1, FROM.parse().unwrap()).unwrap();
+        routes.add(0, FROM.parse().unwrap()).unwrap();
+        routes.add(9, "127.0.0.1:9".parse().unwrap()).unwrap();
+        let opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
+        let mut r = Relay::with_agents(
+            &opts,
+            Box::new(move |p| {
+                (p == Protocol::Udp).then(|| {
+                    Box::new(Stamp {
+                        hops: std::rc::Rc::clone(&h2),
+                        answered: false,
+                        done: false,
+                        stats: Default::default(),
+                    }) as Box<dyn Agent>
+                })
+            }),
+        );
+        let from = FROM.parse().unwrap();
+        let (a, b) = (Addr::new(0, 7), Addr::new(9, 5201));
+        r.on_datagram(&dg(Protocol::Udp, Kind::Hello, a, b, 64, b"hi"), from);
+        let sent = r.take_sends();
+        assert_eq!(sent.len(), 2, "the forwarded packet and the answer");
+        let answer = route::parse(&sent[1].0).unwrap();
+        assert_eq!(sent[1].1, from);
+        assert_eq!(answer.route, Some(RouteRepr::new(b, a)));
+        assert_eq!(
+            (answer.header.kind, answer.header.conn_id),
+            (Kind::Data, 42)
+        );
+        assert_eq!(answer.payload, b"a");
+        let fwd = route::parse(&sent[0].0).unwrap();
+        assert_eq!(sent[0].1, "127.0.0.1:9".parse().unwrap());
+        assert_eq!(fwd.route.unwrap().hop_limit, 63);
+        assert_eq!(fwd.payload, b"hi!");
+        assert_eq!(*hops.borrow(), [1]);
+        r.on_datagram(&dg(Protocol::Udp, Kind::Data, a, b, 64, b"xx"), from);
+        assert!(r.take_sends().is_empty());
+        r.on_datagram(&dg(Protocol::Udp, Kind::Data, a, b, 64, b"bye"), from);
+        assert_eq!(route::parse(&r.take_sends()[0].0).unwrap().payload, b"bye!");
+        // Forwarded protocols still pass untouched.
+        r.on_datagram(&dg(Protocol::Wwp, Kind::Data, a, b, 64, b"w"), from);
+        assert_eq!(route::parse(&r.take_sends()[0].0).unwrap().payload, b"w");
+        let rep = r.report();
+        assert_eq!(
+            (rep.forwarded, rep.dropped, rep.originated, rep.consumed),
+            (3, 1, 1, 0)
+        );
+        assert_eq!(
+            (rep.agents_made, rep.agents_forgotten, rep.agents_alive),
+            (1, 1, 0)
+        );
+        // The agent's flow went with it; the WWP flow stays until idle.
+        assert_eq!((rep.flows_opened, rep.flows_forgotten), (2, 1));
     }
 
     #[test]
