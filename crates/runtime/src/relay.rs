@@ -276,6 +276,8 @@ pub struct Relay {
     flows: HashMap<(Protocol, FlowKey), FlowMeta>,
     /// Endpoints heard from directly: node → its UDP address (module doc).
     learned: HashMap<NodeId, SocketAddr>,
+    /// When silent flows were last looked for.
+    last_sweep: Time,
     report: RelayReport,
     sendq: Vec<(Vec<u8>, SocketAddr)>,
     pool: Vec<Vec<u8>>,
@@ -301,6 +303,7 @@ impl Relay {
             agents: HashMap::new(),
             flows: HashMap::new(),
             learned: HashMap::new(),
+            last_sweep: Time::ZERO,
             report: RelayReport {
                 node: opts.node,
                 ..RelayReport::default()
@@ -562,6 +565,12 @@ impl Relay {
             }
             self.after_callback(p);
         }
+        // The sweep walks every flow: once a second is plenty for a 10-s
+        // idle rule, and keeps the per-datagram loop free of it.
+        if now.saturating_since(self.last_sweep) < Duration::from_secs(1) {
+            return;
+        }
+        self.last_sweep = now;
         let agents = &self.agents;
         let before = self.flows.len();
         self.flows.retain(|(p, _), m| {
