@@ -50,6 +50,10 @@ pub struct Common {
     /// same value to both ends.
     #[arg(long)]
     pub mss: Option<u16>,
+    /// Through relays: this end's node id (then `--to-node` on the sending
+    /// side; the address given is the first relay's)
+    #[arg(long, value_parser = joulenet_runtime::route::parse_node)]
+    pub node: Option<u32>,
 }
 
 impl Common {
@@ -124,6 +128,9 @@ pub struct ClientArgs {
     /// Pace the sender at this rate (UDP default 1Mbps, as iperf3)
     #[arg(short = 'b', long)]
     pub bitrate: Option<String>,
+    /// Through relays: the server's node id (with `--node`)
+    #[arg(long, value_parser = joulenet_runtime::route::parse_node, requires = "node")]
+    pub to_node: Option<u32>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -137,6 +144,9 @@ pub struct SendArgs {
     /// Protocol: tahoe, reno, newreno, sack, cubic, wwp, e2tcp, rcp or rcp-stp
     #[arg(long, default_value = "cubic")]
     pub proto: Protocol,
+    /// Through relays: the receiver's node id (with `--node`)
+    #[arg(long, value_parser = joulenet_runtime::route::parse_node, requires = "node")]
+    pub to_node: Option<u32>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -197,6 +207,7 @@ fn server_options(a: &ServeArgs, mode: ServerMode) -> Result<ServerOptions, Stri
     o.radio = a.common.radio.clone();
     o.radio_rate_bps = a.common.radio_rate()?;
     o.idle_timeout = dur(&a.common.idle_timeout)?;
+    o.node = a.common.node;
     Ok(o)
 }
 
@@ -241,6 +252,7 @@ fn client_options(
     o.radio = c.radio.clone();
     o.radio_rate_bps = c.radio_rate()?;
     o.idle_timeout = dur(&c.idle_timeout)?;
+    o.node = c.node;
     Ok(o)
 }
 
@@ -258,17 +270,19 @@ pub fn client(a: ClientArgs) -> Result<(), String> {
         .map(parse_rate)
         .transpose()
         .map_err(|e| e.to_string())?;
-    let o = client_options(
+    let mut o = client_options(
         &a.host,
         a.proto,
         ClientApp::Generate { limit, rate_bps },
         &a.common,
     )?;
+    o.to_node = a.to_node;
     run_client(&o, Box::new(std::io::stdout())).map(|_| ())
 }
 
 pub fn send(a: SendArgs) -> Result<(), String> {
-    let o = client_options(&a.host, a.proto, ClientApp::File(a.file.clone()), &a.common)?;
+    let mut o = client_options(&a.host, a.proto, ClientApp::File(a.file.clone()), &a.common)?;
+    o.to_node = a.to_node;
     run_client(&o, Box::new(std::io::stdout())).map(|_| ())
 }
 

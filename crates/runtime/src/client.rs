@@ -14,17 +14,18 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use joulenet_channel::RadioProfile;
-use joulenet_proto::{Duration, Time};
+use joulenet_proto::{Addr, Duration, NodeId, Time};
 use rand::TryRngCore;
 use serde_json::json;
 
 use crate::app::{AppSource, FileHeader, FileSource, Generator, Limit};
-use crate::conn::{Connection, Tuning};
+use crate::conn::{Connection, Tuning, SERVER_ADDR};
 use crate::energy;
 use crate::frame::{
     self, CloseRepr, Header, Kind, OfferRepr, Protocol, QueryRepr, Verdict, TOKEN_LEN,
 };
 use crate::report::{Format, Reporter, Summary};
+use crate::route::{self, RouteInfo};
 use crate::sock::{self, RecvBatch};
 
 /// What the client sends.
@@ -51,6 +52,10 @@ pub struct ClientOptions {
     pub radio_rate_bps: u64,
     /// Give up when nothing was heard from the server for this long.
     pub idle_timeout: Duration,
+    /// Through relays: this node's id and the server's (`--node`,
+    /// `--to-node`); `server` is then the first hop.
+    pub node: Option<NodeId>,
+    pub to_node: Option<NodeId>,
 }
 
 impl ClientOptions {
@@ -65,6 +70,8 @@ impl ClientOptions {
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
+            node: None,
+            to_node: None,
         }
     }
 }
@@ -143,6 +150,21 @@ pub fn run_client(
         .connect(server)
         .map_err(|e| format!("connect {server}: {e}"))?;
     let id = random_conn_id();
+    // Through relays: this end and the server as the route headers name
+    // them; every datagram of the connection is then routed, the `Query`
+    // before it included.
+    let routing = match (opts.node, opts.to_node) {
+        (Some(node), Some(to)) => {
+            // The UDP port names this end, so flows from one node differ.
+            let port = socket.local_addr().map_err(|e| e.to_string())?.port();
+            Some(RouteInfo::new(
+                Addr::new(node, port),
+                Addr::new(to, SERVER_ADDR.port),
+            ))
+        }
+        (None, None) => None,
+        _ => return Err("--node and --to-node go together (through relays)".into()),
+    };
     let mut token = None;
     let mut resumed_from = 0;
     let (source, file_info): (Box<dyn AppSource>, _) = match &opts.app {
@@ -152,7 +174,7 @@ pub fn run_client(
         }
         ClientApp::File(path) => {
             let (mut src, mut header) = FileSource::open(path)?;
-            let (t, offer) = ask_offer(&socket, server, id, opts.protocol, &header)?;
+            let (t, offer) = ask_offer(&socket, server, routing, id, opts.protocol, &header)?;
             token = t;
             // Resume only from a prefix that hashes like ours.
             if let Some(o) = offer.filter(|o| o.prefix_len > 0 && o.prefix_len < header.size) {
@@ -168,6 +190,9 @@ pub fn run_client(
     };
     let start = Instant::now();
     let mut conn = Connection::client(id, opts.protocol, server, &opts.tuning, source, start);
+    if let Some(info) = routing {
+        conn = conn.with_route(info, &opts.tuning);
+    }
     if let Some(t) = token {
         conn.set_token(t);
     }
@@ -206,7 +231,18 @@ pub fn run_client(
     // transport is done it asks (an empty `Close`) until it has one.
     let mut done_at: Option<Time> = None;
     let mut asked_at: Option<Time> = None;
-    let verdict_wait = VERDICT_WAIT.min(opts.idle_timeout);
+    // Through relays that terminate the connection (hbh-tcp), our
+    // transport is done once the first relay holds the stream, and the
+    // rest may still be crossing the relays' buffers: the verdict is
+    // awaited as long as anything from the server would be. Those relays
+    // also answer for the server, so its `Refused` may come after we heard
+    // from the first relay.
+    let relays_terminate = conn.route.is_some() && opts.tuning.relay_agent(opts.protocol).is_some();
+    let verdict_wait = if relays_terminate {
+        opts.idle_timeout
+    } else {
+        VERDICT_WAIT.min(opts.idle_timeout)
+    };
     let mut no_verdict = false;
     loop {
         let now = conn.now();
@@ -262,8 +298,10 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
-                let (h, payload) = match frame::parse(d) {
-                    Ok((h, p)) if h.conn_id == id && from == Some(server) => (h, p),
+                // Routed both ways, or two-party both ways (route.rs).
+                let ours = |h: &Header| h.conn_id == id && from == Some(server);
+                let (h, payload) = match route::parse_for(d, &mut conn.route, ours) {
+                    Ok((h, p)) if ours(&h) => (h, p),
                     _ => {
                         strangers += 1;
                         continue;
@@ -279,7 +317,7 @@ pub fn run_client(
                     }
                     Kind::Hello | Kind::Query | Kind::Offer => false,
                     Kind::Retry => frame::parse_retry(payload).is_ok_and(|t| conn.on_retry(t)),
-                    Kind::Refused if !conn.heard_from_peer() => {
+                    Kind::Refused if !conn.heard_from_peer() || relays_terminate => {
                         refused = Some(String::from_utf8_lossy(payload).into_owned());
                         true
                     }
@@ -383,10 +421,13 @@ pub const QUERY_RESEND: std::time::Duration = std::time::Duration::from_millis(2
 fn ask_offer(
     socket: &UdpSocket,
     server: SocketAddr,
+    routing: Option<RouteInfo>,
     id: u64,
     protocol: Protocol,
     header: &FileHeader,
 ) -> Result<(Option<[u8; TOKEN_LEN]>, Option<OfferRepr>), String> {
+    // Framed as the connection will be: routed through relays.
+    let mut routing = routing;
     let mut batch = RecvBatch::default();
     let mut token = None;
     let started = Instant::now();
@@ -405,7 +446,11 @@ fn ask_offer(
                 conn_id: id,
             };
             // A lost or refused send is a lost query: asked again, or given up.
-            let _ = socket.send(&frame::emit(&h, &q.emit()));
+            let q = match &routing {
+                Some(r) => route::emit(&h, &r.outgoing(), &q.emit()),
+                None => frame::emit(&h, &q.emit()),
+            };
+            let _ = socket.send(&q);
             sent_at = Some(Instant::now());
         }
         let wait = sent_at.map_or(QUERY_RESEND, |t| QUERY_RESEND.saturating_sub(t.elapsed()));
@@ -417,10 +462,11 @@ fn ask_offer(
         };
         for i in 0..n {
             let (d, from) = batch.get(i);
-            let Ok((h, p)) = frame::parse(d) else {
+            let ours = |h: &Header| h.conn_id == id && from == Some(server);
+            let Ok((h, p)) = route::parse_for(d, &mut routing, ours) else {
                 continue;
             };
-            if h.conn_id != id || from != Some(server) {
+            if !ours(&h) {
                 continue;
             }
             match h.kind {

@@ -17,6 +17,10 @@
 //! receiver's verdict in `Close`: a version-1 peer is refused as
 //! `BadVersion`, never misread.
 //!
+//! Through relays the same header carries version 3 and is followed by a
+//! 16-byte route header ([`crate::route`]); the payloads of every kind are
+//! the same in both formats.
+//!
 //! [`parse`], [`parse_hello`] and [`CloseRepr::parse`] return an error,
 //! never panic, on any input.
 
@@ -104,10 +108,13 @@ pub enum Protocol {
     Rcp,
     /// RCP-STP: the STP-like controller and batched requests.
     RcpStp,
+    /// Hop-by-hop TCP: NewReno at the ends, and every `joulenet relay` on
+    /// the path terminates the connection and opens the next hop.
+    HbhTcp,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 10] = [
+    pub const ALL: [Protocol; 11] = [
         Protocol::Tcp(TcpVariant::Tahoe),
         Protocol::Tcp(TcpVariant::Reno),
         Protocol::Tcp(TcpVariant::NewReno),
@@ -118,6 +125,7 @@ impl Protocol {
         Protocol::E2tcp,
         Protocol::Rcp,
         Protocol::RcpStp,
+        Protocol::HbhTcp,
     ];
 
     /// The protocols that repair losses (files can be sent over them).
@@ -137,6 +145,7 @@ impl Protocol {
             Protocol::E2tcp => 18,
             Protocol::Rcp => 19,
             Protocol::RcpStp => 20,
+            Protocol::HbhTcp => 21,
         }
     }
 
@@ -152,6 +161,7 @@ impl Protocol {
             Protocol::E2tcp => "e2tcp",
             Protocol::Rcp => "rcp",
             Protocol::RcpStp => "rcp-stp",
+            Protocol::HbhTcp => "hbh-tcp",
         }
     }
 

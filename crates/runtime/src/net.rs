@@ -94,6 +94,11 @@ impl RuntimeNet {
         }
     }
 
+    /// Names this end anew (a routed connection: [`crate::route`]).
+    pub fn set_local(&mut self, local: Addr) {
+        self.local = local;
+    }
+
     pub fn start_instant(&self) -> Instant {
         self.start
     }

@@ -253,6 +253,10 @@ pub struct Summary {
     /// receiver's verdict and its reason), when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Through relays: the ends' node addresses and the hop limits the
+    /// received datagrams arrived with (64 minus the relays they crossed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Value>,
 }
 
 impl Summary {
@@ -304,6 +308,14 @@ impl Summary {
             energy,
             file: None,
             error: None,
+            route: conn.route.map(|r| {
+                serde_json::json!({
+                    "local": r.local.to_string(),
+                    "remote": r.remote.to_string(),
+                    "hop_limit_min": r.hop_limit_min,
+                    "hop_limit_max": r.hop_limit_max,
+                })
+            }),
         }
     }
 

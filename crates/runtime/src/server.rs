@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use joulenet_channel::RadioProfile;
-use joulenet_proto::{Duration, Time};
+use joulenet_proto::{Duration, NodeId, Time};
 use serde::Serialize;
 use serde_json::json;
 
@@ -34,6 +34,7 @@ use crate::conn::{Connection, Tuning};
 use crate::energy;
 use crate::frame::{self, CloseRepr, Header, Kind, OfferRepr, Protocol, Verdict};
 use crate::report::{Format, Reporter, Summary};
+use crate::route::{self, RouteInfo};
 use crate::sock::{self, RecvBatch};
 use crate::token::{self, TokenKey};
 
@@ -63,6 +64,9 @@ pub struct ServerOptions {
     pub idle_timeout: Duration,
     /// Set to make the server return (checked at least every 100 ms).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Through relays: this node's id (`--node`); routed datagrams for
+    /// another node are counted as misrouted.
+    pub node: Option<NodeId>,
 }
 
 impl ServerOptions {
@@ -80,6 +84,7 @@ impl ServerOptions {
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
             stop: None,
+            node: None,
         }
     }
 }
@@ -108,6 +113,8 @@ pub struct ServerCounters {
     pub stale_partials_removed: u64,
     /// Answers to validated `Query`s (what is kept to resume from).
     pub offers_sent: u64,
+    /// Routed datagrams addressed to another node.
+    pub misrouted: u64,
 }
 
 /// Most bytes sent toward an address not yet validated, per byte received
@@ -411,15 +418,37 @@ pub fn run_server(
                     report.counters.malformed += 1;
                     continue;
                 };
-                let Ok((h, payload)) = frame::parse(d) else {
+                let Ok(dg) = route::parse(d) else {
                     report.counters.malformed += 1;
                     continue;
                 };
+                let (h, payload, routed) = (dg.header, dg.payload, dg.route);
+                if routed.is_some_and(|r| opts.node.is_some_and(|n| n != r.dst.node)) {
+                    report.counters.misrouted += 1;
+                    continue;
+                }
+                // Every answer without a connection (`Retry`, `Offer`,
+                // `Refused`) goes back framed as the datagram came: routed,
+                // with source and destination swapped, when it was routed;
+                // to the UDP address it came from (the last relay) either way.
+                let answer = |hdr: &Header, payload: &[u8]| match &routed {
+                    Some(r) => route::emit(hdr, &r.reversed(), payload),
+                    None => frame::emit(hdr, payload),
+                };
                 let c = &mut report.counters;
                 if let Some(e) = conns.get_mut(&h.conn_id) {
-                    if from != e.conn.peer || h.protocol != e.conn.protocol {
+                    // Same peer, protocol and (through relays) flow.
+                    let same_route = match (&e.conn.route, &routed) {
+                        (Some(info), Some(r)) => info.accepts(r),
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    if from != e.conn.peer || h.protocol != e.conn.protocol || !same_route {
                         c.wrong_source += 1;
                         continue;
+                    }
+                    if let (Some(info), Some(r)) = (&mut e.conn.route, &routed) {
+                        info.saw(r);
                     }
                     match h.kind {
                         Kind::Hello => match frame::parse_hello(payload) {
@@ -490,7 +519,7 @@ pub fn run_server(
                     // claims to come from, no larger than the datagram.
                     c.unvalidated_bytes_received += d.len() as u64;
                     let t = key.issue(from, h.conn_id, h.protocol.code(), now_s);
-                    let retry = frame::emit(
+                    let retry = answer(
                         &Header {
                             kind: Kind::Retry,
                             ..h
@@ -520,7 +549,7 @@ pub fn run_server(
                         ..h
                     };
                     c.offers_sent += 1;
-                    sendq.push((frame::emit(&hdr, &offer.emit()), from));
+                    sendq.push((answer(&hdr, &offer.emit()), from));
                     continue;
                 }
                 let refuse = if opts.protocol.is_some_and(|p| p != h.protocol) {
@@ -545,7 +574,7 @@ pub fn run_server(
                         protocol: h.protocol,
                         conn_id: h.conn_id,
                     };
-                    sendq.push((frame::emit(&hdr, frame::truncated(&why).as_bytes()), from));
+                    sendq.push((answer(&hdr, frame::truncated(&why).as_bytes()), from));
                     continue;
                 }
                 let (sink, file): (Box<dyn AppSink>, _) = match &opts.mode {
@@ -563,6 +592,12 @@ pub fn run_server(
                     sink,
                     Instant::now(),
                 );
+                if let Some(r) = &routed {
+                    // Answer as the address the client named, to the client.
+                    let mut info = RouteInfo::new(r.dst, r.src);
+                    info.saw(r);
+                    conn = conn.with_route(info, &opts.tuning);
+                }
                 conn.start();
                 conn.on_datagram(packet, d.len());
                 let mut rep = Reporter::new(opts.format, opts.interval, Box::new(out.clone()));
