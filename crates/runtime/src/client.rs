@@ -217,16 +217,23 @@ pub fn run_client(
         }
         if conn.is_done() {
             if file_sha.is_none() {
-                break;
-            }
-            let since = now.saturating_since(*done_at.get_or_insert(now));
-            if since > verdict_wait {
-                no_verdict = true;
-                break;
-            }
-            if asked_at.is_none_or(|t| now.saturating_since(t) >= VERDICT_ASK) {
-                sendq.push(conn.close_datagram(None));
-                asked_at = Some(now);
+                // A sender that never heard from the server (a fast UDP
+                // burst, over before the round trip of address validation)
+                // waits for the `Retry` to repeat its packets with the
+                // token; otherwise nothing it sent reached the receiver.
+                if conn.heard_from_peer() || conn.has_token() {
+                    break;
+                }
+            } else {
+                let since = now.saturating_since(*done_at.get_or_insert(now));
+                if since > verdict_wait {
+                    no_verdict = true;
+                    break;
+                }
+                if asked_at.is_none_or(|t| now.saturating_since(t) >= VERDICT_ASK) {
+                    sendq.push(conn.close_datagram(None));
+                    asked_at = Some(now);
+                }
             }
         }
         flush(&socket, Some(server), &mut sendq, &mut pool)?;
