@@ -417,11 +417,9 @@ fn ask_offer(
         }
         let wait = sent_at.map_or(QUERY_RESEND, |t| QUERY_RESEND.saturating_sub(t.elapsed()));
         sock::wait(&[(socket, false)], Some(wait)).map_err(|e| e.to_string())?;
-        let n = match batch.recv(socket) {
-            Ok(n) => n,
-            // The server's port is closed (ECONNREFUSED): as a lost answer.
-            Err(_) => 0,
-        };
+        // An error (ECONNREFUSED: the server's port is closed) counts as a
+        // lost answer.
+        let n = batch.recv(socket).unwrap_or_default();
         for i in 0..n {
             let (d, from) = batch.get(i);
             let Ok((h, p)) = frame::parse(d) else {
