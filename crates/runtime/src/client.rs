@@ -253,16 +253,23 @@ pub fn run_client(
         }
         if conn.is_done() {
             if file_sha.is_none() {
-                break;
-            }
-            let since = now.saturating_since(*done_at.get_or_insert(now));
-            if since > verdict_wait {
-                no_verdict = true;
-                break;
-            }
-            if asked_at.is_none_or(|t| now.saturating_since(t) >= VERDICT_ASK) {
-                sendq.push(conn.close_datagram(None));
-                asked_at = Some(now);
+                // A sender that never heard from the server (a fast UDP
+                // burst, over before the round trip of address validation)
+                // waits for the `Retry` to repeat its packets with the
+                // token; otherwise nothing it sent reached the receiver.
+                if conn.heard_from_peer() || conn.has_token() {
+                    break;
+                }
+            } else {
+                let since = now.saturating_since(*done_at.get_or_insert(now));
+                if since > verdict_wait {
+                    no_verdict = true;
+                    break;
+                }
+                if asked_at.is_none_or(|t| now.saturating_since(t) >= VERDICT_ASK) {
+                    sendq.push(conn.close_datagram(None));
+                    asked_at = Some(now);
+                }
             }
         }
         flush(&socket, Some(server), &mut sendq, &mut pool)?;
@@ -455,11 +462,9 @@ fn ask_offer(
         }
         let wait = sent_at.map_or(QUERY_RESEND, |t| QUERY_RESEND.saturating_sub(t.elapsed()));
         sock::wait(&[(socket, false)], Some(wait)).map_err(|e| e.to_string())?;
-        let n = match batch.recv(socket) {
-            Ok(n) => n,
-            // The server's port is closed (ECONNREFUSED): as a lost answer.
-            Err(_) => 0,
-        };
+        // An error (ECONNREFUSED: the server's port is closed) counts as a
+        // lost answer.
+        let n = batch.recv(socket).unwrap_or_default();
         for i in 0..n {
             let (d, from) = batch.get(i);
             let ours = |h: &Header| h.conn_id == id && from == Some(server);

@@ -326,6 +326,11 @@ impl Connection {
         self.heard_from_peer
     }
 
+    /// Whether the server has validated our address (sent a token).
+    pub fn has_token(&self) -> bool {
+        self.token != [0; TOKEN_LEN]
+    }
+
     /// A token the server gave before the connection (in answer to a
     /// `Query`), for the first `Hello`s.
     pub fn set_token(&mut self, token: [u8; TOKEN_LEN]) {

@@ -258,7 +258,7 @@ impl Direction {
         let mut at = tx_end + opts.delay;
         if opts.reorder > 0.0 && rand::Rng::random_bool(&mut self.rng, opts.reorder) {
             self.counts.reordered += 1;
-            at = at + opts.reorder_gap;
+            at += opts.reorder_gap;
         }
         if opts.duplicate > 0.0 && rand::Rng::random_bool(&mut self.rng, opts.duplicate) {
             self.counts.duplicated += 1;
