@@ -6,13 +6,17 @@
 # For each chain, protocol and loss level, a file goes from H0 to the last
 # host and its SHA-256 is checked, and the relays' reports are checked:
 #
-# * hbh-tcp: every relay consumed datagrams and forwarded none (the
-#   connection is terminated at every hop);
+# * hbh-tcp: every relay consumed datagrams and forwarded none of the
+#   agents' packets (the connection is terminated at every hop), only issue
+#   15's end-to-end datagrams (Query, Retry, Offer, the verdict's Close: a
+#   few); the receiver hears only the last relay (hop limit 64), the sender
+#   relay 1 (64) and the receiver's verdict, which crossed every relay;
 # * e2tcp (end to end, forwarding relays) — the transit probe: every
 #   datagram either end received arrived with hop limit 64 − relays (it was
 #   seen and rewritten at every relay), no relay consumed anything, and at
 #   0% loss every relay forwarded exactly the datagrams the ends sent (plus
-#   the `Close`s they say at the end).
+#   the `Close`s they say at the end and issue 15's datagrams that no
+#   connection counter counts: Query/Retry/Offer, verdicts, verdict asks).
 #
 # Usage: scripts/netns-relay-test.sh      (root; skips with exit 77 otherwise)
 # Env:   JOULENET_BIN (default target/debug/joulenet), SIZE (default 300000),
@@ -51,6 +55,8 @@ def summary(doc):
 errors = []
 if len(reps) != relays:
     errors.append(f"{len(reps)} relay reports, {relays} relays")
+# Issue 15's datagrams of one transfer outside the connections' counters.
+INTEGRITY_EXTRA = 16
 ends = {}
 for name, doc in (("sender", send), ("receiver", recv)):
     s = summary(doc)
@@ -61,18 +67,20 @@ for name, doc in (("sender", send), ("receiver", recv)):
     ends[name] = s
     hl = (route["hop_limit_min"], route["hop_limit_max"])
     want = 64 if proto == "hbh-tcp" else 64 - relays
-    if hl != (want, want):
-        errors.append(f"{name}: hop limits {hl}, want {want} on every datagram")
+    # Through terminating relays the receiver's verdict alone crosses them all.
+    want_min = 64 - relays if (proto == "hbh-tcp" and name == "sender") else want
+    if hl != (want_min, want):
+        errors.append(f"{name}: hop limits {hl}, want {(want_min, want)}")
 for r in reps:
     if proto == "hbh-tcp":
-        if not (r["consumed"] > 0 and r["forwarded"] == 0):
+        if not (r["consumed"] > 0 and 0 < r["forwarded"] <= INTEGRITY_EXTRA):
             errors.append(f"relay {r['node']}: consumed {r['consumed']} forwarded {r['forwarded']}")
     else:
         if r["consumed"] != 0 or r["forwarded"] == 0:
             errors.append(f"relay {r['node']}: consumed {r['consumed']} forwarded {r['forwarded']}")
         if loss == 0 and len(ends) == 2:
             sent = ends["sender"]["datagrams_sent"] + ends["receiver"]["datagrams_sent"]
-            if not sent <= r["forwarded"] <= sent + 4:
+            if not sent <= r["forwarded"] <= sent + 4 + INTEGRITY_EXTRA:
                 errors.append(f"relay {r['node']}: forwarded {r['forwarded']} of {sent} datagrams")
     if r["malformed"] or r["hop_limit_drops"] or r["no_route"]:
         errors.append(f"relay {r['node']}: {r}")

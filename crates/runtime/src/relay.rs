@@ -265,8 +265,9 @@ struct FlowMeta {
     /// in a `Hello` from upstream or a `Retry` from downstream; zero until
     /// then. Every `Hello` the relay frames for the flow carries it.
     token: [u8; TOKEN_LEN],
-    /// `Hello`s the relay sent with a zero token, (from, to, packet), to
-    /// repeat at once when a `Retry` brings the token, as a client does.
+    /// `Hello`s the relay sent, (from, to, packet), until the far end is
+    /// heard: repeated at once when a `Retry` brings a new token, as a
+    /// client does.
     hellos: Vec<(Addr, Addr, Vec<u8>)>,
 }
 
@@ -462,14 +463,18 @@ impl Relay {
         meta.token = token;
         let again = std::mem::take(&mut meta.hellos);
         let conn_id = meta.conn_id;
-        for (from, to, packet) in again {
+        for (from, to, packet) in &again {
             let h = Header {
                 kind: Kind::Hello,
                 protocol,
                 conn_id,
             };
             self.report.originated += 1;
-            self.send_routed(h, &RouteRepr::new(from, to), &packet);
+            self.send_routed(h, &RouteRepr::new(*from, *to), packet);
+        }
+        // Kept until the far end is heard (another `Retry` may follow).
+        if let Some(meta) = self.flows.get_mut(&(protocol, FlowKey::of(r.src, r.dst))) {
+            meta.hellos = again;
         }
     }
 
@@ -624,10 +629,10 @@ impl Relay {
             } else {
                 Kind::Hello
             };
-            if kind == Kind::Hello
-                && meta.token == [0; TOKEN_LEN]
-                && meta.hellos.len() < MAX_RELAY_HELLOS
-            {
+            // Kept whatever token they carry (a token from the client may
+            // have expired, and the server's `Retry` then brings another),
+            // until that end is heard.
+            if kind == Kind::Hello && meta.hellos.len() < MAX_RELAY_HELLOS {
                 meta.hellos.push((from, to, packet.clone()));
             }
             let h = Header {
@@ -1072,6 +1077,14 @@ mod tests {
         // The same `Retry` again repeats nothing more.
         r.on_datagram(&dg(p, Kind::Retry, b, a, 64, &[0x77; TOKEN_LEN]), server);
         assert_eq!(r.take_sends().len(), 1);
+        // Another token (the first expired): the `Hello` again, with it.
+        r.on_datagram(&dg(p, Kind::Retry, b, a, 64, &[0x78; TOKEN_LEN]), server);
+        let sent = r.take_sends();
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        assert_eq!(
+            frame::parse_hello(route::parse(&sent[0].0).unwrap().payload),
+            Ok((Some([0x78; TOKEN_LEN]), &b"own:syn"[..]))
+        );
         // A client's `Hello` with a newer token: the relay's next `Hello`
         // carries it.
         let mut hello = vec![0x44; TOKEN_LEN];
