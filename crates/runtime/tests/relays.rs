@@ -473,3 +473,36 @@ fn refused_through_relays_reaches_the_sender() {
         );
     }
 }
+
+/// Resume through relays: the `Query`/`Offer` exchange crosses them end to
+/// end (routed, forwarded even by hbh-tcp's terminating relays), so a
+/// receiver that kept a prefix of the file offers it, and the sender sends
+/// only the rest — with a forwarded protocol and with hbh-tcp.
+#[test]
+fn a_kept_prefix_is_resumed_from_through_relays() {
+    use joulenet_runtime::app::hash_file;
+    use joulenet_runtime::resume;
+    for protocol in [Protocol::Tcp(TcpVariant::Sack), Protocol::HbhTcp] {
+        let dir = tmpdir(&format!("resume-{}", protocol.name()));
+        let out = dir.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let src = make_file(&dir, 1 << 20);
+        let (sha, _) = hash_file(&src).unwrap();
+        // What an interrupted transfer would have left: the first 400 kB.
+        let kept = 400_000usize;
+        let partial = out.join(".interrupted.partial");
+        std::fs::write(&partial, &std::fs::read(&src).unwrap()[..kept]).unwrap();
+        resume::keep(&partial, &out, "payload.bin", &sha).unwrap();
+        let (server_addr, server) = file_server(&out, SERVER_NODE);
+        let chain = Chain::start(3, server_addr);
+        let client = run_client(&routed_client(chain.first(), protocol, &src), quiet())
+            .unwrap_or_else(|e| panic!("{protocol}: {e}"));
+        let report = server.join().unwrap().expect("server");
+        let _ = chain.stop();
+        let file = client.file.as_ref().unwrap();
+        assert_eq!(file["status"], "verified", "{protocol}: {file}");
+        assert_eq!(file["resumed_from"], kept as u64, "{protocol}: {file}");
+        assert_eq!(report.counters.offers_sent, 1, "{protocol}");
+        assert_eq!(hash_file(&out.join("payload.bin")).unwrap().0, sha);
+    }
+}
