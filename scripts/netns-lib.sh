@@ -154,3 +154,103 @@ jn_teardown() {
     done
     JN_NAMESPACES=()
 }
+
+# jn_chain N RATE: an N-host chain for relays (N >= 2), every link its own
+# link namespace with its own rate limiter and its own loss rule:
+#
+#   H0 ──[L1]── H1 ──[L2]── H2 ── … ──[L(N-1)]── H(N-1)
+#
+# H1 … H(N-2) run `joulenet relay` (or, for kernel TCP, forward IP: every
+# host and link namespace routes every subnet of the chain). Link Li joins
+# subnets 10.202.(2i-1).0/24 (H(i-1) .1, Li .2) and 10.202.(2i).0/24 (Li .2,
+# H(i) .1). Host Hk's left address is jn_chain_left k, its right one
+# jn_chain_right k. Loss: jn_chain_loss PERCENT, on every link, both ways.
+jn_chain_left() { echo "10.202.$((2 * $1)).1"; }
+jn_chain_right() { echo "10.202.$((2 * $1 + 1)).1"; }
+
+jn_chain() { # N RATE
+    local n=$1 rate=$2 k i j
+    JN_CHAIN_N=$n
+    for ((k = 0; k < n; k++)); do jn_ns "H$k"; done
+    for ((i = 1; i < n; i++)); do
+        jn_ns "L$i"
+        jn_veth "H$((i - 1))" "h$((i - 1))r" "10.202.$((2 * i - 1)).1/24" "L$i" "l${i}a" "10.202.$((2 * i - 1)).2/24"
+        jn_veth "L$i" "l${i}b" "10.202.$((2 * i)).2/24" "H$i" "h${i}l" "10.202.$((2 * i)).1/24"
+        jn_router "L$i"
+        jn_set_rate "L$i" "l${i}a" "l${i}b" "$rate"
+        # Subnets left of Li go back through H(i-1), those right of it on through H(i).
+        for ((j = 1; j <= 2 * (n - 1); j++)); do
+            if ((j < 2 * i - 1)); then
+                jn_x "L$i" ip route add "10.202.$j.0/24" via "10.202.$((2 * i - 1)).1"
+            elif ((j > 2 * i)); then
+                jn_x "L$i" ip route add "10.202.$j.0/24" via "10.202.$((2 * i)).1"
+            fi
+        done
+    done
+    for ((k = 0; k < n; k++)); do
+        jn_router "H$k"
+        jn_lossy_end "H$k"
+        for ((j = 1; j <= 2 * (n - 1); j++)); do
+            if ((j < 2 * k)); then
+                jn_x "H$k" ip route add "10.202.$j.0/24" via "10.202.$((2 * k)).2"
+            elif ((j > 2 * k + 1)); then
+                jn_x "H$k" ip route add "10.202.$j.0/24" via "10.202.$((2 * k + 1)).2"
+            fi
+        done
+    done
+}
+
+# jn_chain_loss PERCENT: drop PERCENT% of the packets arriving at every
+# host on every chain interface (after the link's rate limiter, as
+# jn_set_loss does): each link loses PERCENT% in each direction.
+jn_chain_loss() {
+    local pct=$1 n k dev
+    n=$(awk -v p="$pct" 'BEGIN { printf "%d", p * 100 }')
+    for ((k = 0; k < JN_CHAIN_N; k++)); do
+        jn_x "H$k" nft flush chain inet jnloss lossy
+        [ "$n" -gt 0 ] || continue
+        for dev in "h${k}l" "h${k}r"; do
+            if jn_x "H$k" ip link show "$JN_NS$dev" >/dev/null 2>&1; then
+                jn_x "H$k" nft add rule inet jnloss lossy iifname "$JN_NS$dev" \
+                    numgen random mod 10000 '<' "$n" drop
+            fi
+        done
+    done
+}
+
+# jn_chain_relays BIN [ARGS...]: `joulenet relay` on H1 … H(N-2), each on
+# port 7000 of both its addresses, routing toward lower nodes through the
+# left neighbour and higher ones through the right (the server, node N-1,
+# listens on 5201); reports (JSON) go to $JN_RELAY_DIR/relayK.json when the
+# relay is stopped (jn_chain_relays_stop). Node ids are host indices.
+jn_chain_relays() {
+    local bin=$1 k j args
+    shift
+    JN_RELAY_PIDS=()
+    for ((k = 1; k < JN_CHAIN_N - 1; k++)); do
+        args=()
+        # The neighbours first: the first node routed via an address names it.
+        args+=(--route "$((k - 1))=$(jn_chain_right $((k - 1))):7000")
+        for ((j = k - 2; j >= 0; j--)); do
+            args+=(--route "$j=$(jn_chain_right $((k - 1))):7000")
+        done
+        for ((j = k + 1; j < JN_CHAIN_N; j++)); do
+            if ((k + 1 == JN_CHAIN_N - 1)); then
+                args+=(--route "$j=$(jn_chain_left $((k + 1))):5201")
+            else
+                args+=(--route "$j=$(jn_chain_left $((k + 1))):7000")
+            fi
+        done
+        # Not through jn_x: $! must be the relay itself, to stop it.
+        ip netns exec "${JN_NS}H$k" "$bin" relay --bind "0.0.0.0:7000" --node "$k" \
+            "${args[@]}" -J "$@" > "$JN_RELAY_DIR/relay$k.json" 2> "$JN_RELAY_DIR/relay$k.err" &
+        JN_RELAY_PIDS+=($!)
+    done
+}
+
+jn_chain_relays_stop() { # SIGTERM: each relay prints its report and exits
+    local p
+    for p in "${JN_RELAY_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${JN_RELAY_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    JN_RELAY_PIDS=()
+}

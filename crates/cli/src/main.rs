@@ -9,6 +9,7 @@ mod bench;
 mod demo;
 mod list;
 mod real;
+mod relay;
 mod reproduce;
 mod runner;
 
@@ -61,6 +62,8 @@ enum Command {
     Recv(real::RecvArgs),
     /// Real network: a UDP relay applying the simulator's loss models, delay and rate
     Emulate(real::EmulateArgs),
+    /// Real network: relay routed datagrams by a static route table, running the protocols' relay agents (hbh-tcp)
+    Relay(relay::RelayArgs),
 }
 
 /// Reports are drawn by the Python package (pandas, matplotlib); the binary
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Send(args) => real::send(args),
         Command::Recv(args) => real::recv(args),
         Command::Emulate(args) => real::emulate(args),
+        Command::Relay(args) => relay::relay(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,8 +13,8 @@ use joulenet_runtime::app::{FileOutcome, Limit};
 use joulenet_runtime::conn::Tuning;
 use joulenet_runtime::frame::Protocol;
 use joulenet_runtime::{
-    emulate, parse_loss, run_client, run_emulator, run_server, server, ClientApp, ClientOptions,
-    EmulateOptions, Format, ServerMode, ServerOptions,
+    emulate, emulate::parse_probability, parse_loss, run_client, run_emulator, run_server, server,
+    signals, ClientApp, ClientOptions, EmulateOptions, Format, ServerMode, ServerOptions,
 };
 
 fn dur(s: &str) -> Result<Duration, String> {
@@ -50,6 +50,10 @@ pub struct Common {
     /// same value to both ends.
     #[arg(long)]
     pub mss: Option<u16>,
+    /// Through relays: this end's node id (then `--to-node` on the sending
+    /// side; the address given is the first relay's)
+    #[arg(long, value_parser = joulenet_runtime::route::parse_node)]
+    pub node: Option<u32>,
 }
 
 impl Common {
@@ -124,6 +128,9 @@ pub struct ClientArgs {
     /// Pace the sender at this rate (UDP default 1Mbps, as iperf3)
     #[arg(short = 'b', long)]
     pub bitrate: Option<String>,
+    /// Through relays: the server's node id (with `--node`)
+    #[arg(long, value_parser = joulenet_runtime::route::parse_node, requires = "node")]
+    pub to_node: Option<u32>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -137,6 +144,9 @@ pub struct SendArgs {
     /// Protocol: tahoe, reno, newreno, sack, cubic, wwp, e2tcp, rcp or rcp-stp
     #[arg(long, default_value = "cubic")]
     pub proto: Protocol,
+    /// Through relays: the receiver's node id (with `--node`)
+    #[arg(long, value_parser = joulenet_runtime::route::parse_node, requires = "node")]
+    pub to_node: Option<u32>,
     #[command(flatten)]
     pub common: Common,
 }
@@ -167,6 +177,23 @@ pub struct EmulateArgs {
     /// Stop after this long and print the counts as JSON (default: run until killed)
     #[arg(long)]
     pub duration: Option<String>,
+    /// Deliver a surviving datagram twice with this probability (0.1 or 10%)
+    #[arg(long, default_value = "0")]
+    pub duplicate: String,
+    /// Hold a surviving datagram back by --reorder-gap with this probability,
+    /// so that later ones overtake it (0.1 or 10%)
+    #[arg(long, default_value = "0")]
+    pub reorder: String,
+    /// How long a reordered datagram is held back
+    #[arg(long, default_value = "5ms")]
+    pub reorder_gap: String,
+    /// Client slots (an upstream socket each); when all are taken the least
+    /// recently active client's slot is reused
+    #[arg(long, default_value_t = 1024)]
+    pub max_clients: usize,
+    /// A client silent this long loses its slot
+    #[arg(long, default_value = "60s")]
+    pub client_idle: String,
 }
 
 fn server_options(a: &ServeArgs, mode: ServerMode) -> Result<ServerOptions, String> {
@@ -180,17 +207,23 @@ fn server_options(a: &ServeArgs, mode: ServerMode) -> Result<ServerOptions, Stri
     o.radio = a.common.radio.clone();
     o.radio_rate_bps = a.common.radio_rate()?;
     o.idle_timeout = dur(&a.common.idle_timeout)?;
+    o.node = a.common.node;
     Ok(o)
 }
 
 pub fn serve(a: ServeArgs) -> Result<(), String> {
-    let o = server_options(&a, ServerMode::Discard)?;
+    let mut o = server_options(&a, ServerMode::Discard)?;
+    o.stop = Some(signals::stop_on_termination()?);
     let sock = server::bind(&o)?;
     run_server(&o, sock, Box::new(std::io::stdout())).map(|_| ())
 }
 
 pub fn recv(a: RecvArgs) -> Result<(), String> {
-    let o = server_options(&a.serve, ServerMode::Files(a.out.clone()))?;
+    let mut o = server_options(&a.serve, ServerMode::Files(a.out.clone()))?;
+    // Stopped by a signal, recv ends its transfers itself: their senders
+    // hear why, their partial files are removed, and it exits non-zero if
+    // one was cut short.
+    o.stop = Some(signals::stop_on_termination()?);
     let sock = server::bind(&o)?;
     let report = run_server(&o, sock, Box::new(std::io::stdout()))?;
     match report
@@ -198,7 +231,9 @@ pub fn recv(a: RecvArgs) -> Result<(), String> {
         .iter()
         .find(|f| !matches!(f, FileOutcome::Complete { .. }))
     {
-        Some(FileOutcome::Failed(why)) => Err(format!("transfer failed: {why}")),
+        Some(FileOutcome::Failed { verdict, reason }) => {
+            Err(format!("transfer failed ({verdict}): {reason}"))
+        }
         Some(_) => Err("transfer incomplete".into()),
         None => Ok(()),
     }
@@ -217,6 +252,7 @@ fn client_options(
     o.radio = c.radio.clone();
     o.radio_rate_bps = c.radio_rate()?;
     o.idle_timeout = dur(&c.idle_timeout)?;
+    o.node = c.node;
     Ok(o)
 }
 
@@ -234,17 +270,19 @@ pub fn client(a: ClientArgs) -> Result<(), String> {
         .map(parse_rate)
         .transpose()
         .map_err(|e| e.to_string())?;
-    let o = client_options(
+    let mut o = client_options(
         &a.host,
         a.proto,
         ClientApp::Generate { limit, rate_bps },
         &a.common,
     )?;
+    o.to_node = a.to_node;
     run_client(&o, Box::new(std::io::stdout())).map(|_| ())
 }
 
 pub fn send(a: SendArgs) -> Result<(), String> {
-    let o = client_options(&a.host, a.proto, ClientApp::File(a.file.clone()), &a.common)?;
+    let mut o = client_options(&a.host, a.proto, ClientApp::File(a.file.clone()), &a.common)?;
+    o.to_node = a.to_node;
     run_client(&o, Box::new(std::io::stdout())).map(|_| ())
 }
 
@@ -259,6 +297,12 @@ pub fn emulate(a: EmulateArgs) -> Result<(), String> {
         .transpose()
         .map_err(|e| e.to_string())?;
     o.queue_packets = a.queue.max(1);
+    o.duplicate = parse_probability(&a.duplicate).map_err(|e| format!("--duplicate: {e}"))?;
+    o.reorder = parse_probability(&a.reorder).map_err(|e| format!("--reorder: {e}"))?;
+    o.reorder_gap = dur(&a.reorder_gap)?;
+    o.max_clients = a.max_clients;
+    o.client_idle = dur(&a.client_idle)?;
+    o.validate()?;
     let sock = emulate::bind(&o)?;
     let stop = Arc::new(AtomicBool::new(false));
     if let Some(d) = &a.duration {

@@ -52,6 +52,10 @@ pub fn check(file: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Most seeds one `run` takes: each is at least one simulation, and the
+/// list and the results are held in memory.
+pub const MAX_SEEDS: u64 = 1_000_000;
+
 pub fn parse_seeds(
     seed: Option<u64>,
     seeds: Option<&str>,
@@ -70,14 +74,22 @@ pub fn parse_seeds(
     };
     let a: u64 = a.trim().parse().map_err(|_| bad())?;
     let b: u64 = b.trim().parse().map_err(|_| bad())?;
+    // Counted in u128: 0..=u64::MAX has 2^64 seeds, one more than u64 holds.
+    let count = (b as u128 + u128::from(inclusive)).saturating_sub(a as u128);
+    if count == 0 {
+        return Err(format!("--seeds {range} is empty"));
+    }
+    if count > MAX_SEEDS as u128 {
+        return Err(format!(
+            "--seeds {range} asks for {count} runs per point, more than the limit of {MAX_SEEDS}; \
+             split the campaign into smaller ranges (the Python package's sweeps resume)"
+        ));
+    }
     let seeds: Vec<u64> = if inclusive {
         (a..=b).collect()
     } else {
         (a..b).collect()
     };
-    if seeds.is_empty() {
-        return Err(format!("--seeds {range} is empty"));
-    }
     Ok(seeds)
 }
 

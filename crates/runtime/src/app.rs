@@ -4,22 +4,28 @@
 //! File transfer stream layout (all integers big endian):
 //!
 //! ```text
-//! "JNF1" | name length u16 | name (UTF-8) | size u64 | SHA-256 (32 bytes) | file bytes
+//! "JNF2" | name length u16 | name (UTF-8) | size u64 | SHA-256 (32 bytes) | offset u64 | file bytes from offset
+//!
+//! (`offset` > 0: the stream resumes a transfer whose first `offset` bytes
+//! the receiver kept, `crate::resume`.)
 //! ```
 //!
-//! The receiver writes to `DIR/.NAME.partial` and renames it to `DIR/NAME`
-//! only after the stream ended, the size matches and the hash matches; on any
+//! The receiver writes to its connection's own partial file
+//! (`crate::partial`) and renames it to `DIR/NAME` only after the stream
+//! ended and the bytes on disk have the announced size and SHA-256; on any
 //! failure (or when dropped unfinished) it deletes the partial file. A killed
-//! receiver can leave only a dot-file named `*.partial`, never a file that
-//! looks complete.
+//! receiver can leave only a dot-file named `*.partial` (removed when the
+//! next `recv` starts), never a file that looks complete.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use joulenet_proto::{AppRead, Duration, Time};
 use sha2::{Digest, Sha256};
+
+use crate::frame::Verdict;
 
 /// Where an agent's outgoing bytes come from.
 pub trait AppSource: Send {
@@ -144,7 +150,7 @@ impl AppSink for CountingSink {
     }
 }
 
-const FILE_MAGIC: &[u8; 4] = b"JNF1";
+const FILE_MAGIC: &[u8; 4] = b"JNF2";
 /// Longest file name accepted, bytes.
 pub const MAX_NAME: usize = 255;
 
@@ -154,17 +160,20 @@ pub struct FileHeader {
     pub name: String,
     pub size: u64,
     pub sha256: [u8; 32],
+    /// The first file byte the stream carries (a resumed transfer's offset).
+    pub offset: u64,
 }
 
 impl FileHeader {
     pub fn encode(&self) -> Vec<u8> {
         let name = self.name.as_bytes();
-        let mut out = Vec::with_capacity(4 + 2 + name.len() + 8 + 32);
+        let mut out = Vec::with_capacity(4 + 2 + name.len() + 8 + 32 + 8);
         out.extend_from_slice(FILE_MAGIC);
         out.extend_from_slice(&(name.len() as u16).to_be_bytes());
         out.extend_from_slice(name);
         out.extend_from_slice(&self.size.to_be_bytes());
         out.extend_from_slice(&self.sha256);
+        out.extend_from_slice(&self.offset.to_be_bytes());
         out
     }
 
@@ -181,7 +190,7 @@ impl FileHeader {
         if name_len == 0 || name_len > MAX_NAME {
             return Err(format!("file name length {name_len} out of range"));
         }
-        let total = 6 + name_len + 8 + 32;
+        let total = 6 + name_len + 8 + 32 + 8;
         if buf.len() < total {
             return Ok(None);
         }
@@ -192,12 +201,19 @@ impl FileHeader {
         let mut size = [0u8; 8];
         size.copy_from_slice(&buf[6 + name_len..14 + name_len]);
         let mut sha256 = [0u8; 32];
-        sha256.copy_from_slice(&buf[14 + name_len..total]);
+        sha256.copy_from_slice(&buf[14 + name_len..total - 8]);
+        let mut offset = [0u8; 8];
+        offset.copy_from_slice(&buf[total - 8..total]);
+        let (size, offset) = (u64::from_be_bytes(size), u64::from_be_bytes(offset));
+        if offset > size {
+            return Err(format!("offset {offset} beyond the file's {size} bytes"));
+        }
         Ok(Some((
             FileHeader {
                 name,
-                size: u64::from_be_bytes(size),
+                size,
                 sha256,
+                offset,
             },
             total,
         )))
@@ -261,7 +277,12 @@ impl FileSource {
             return Err(format!("file name longer than {MAX_NAME} bytes"));
         }
         let (sha256, size) = hash_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let header = FileHeader { name, size, sha256 };
+        let header = FileHeader {
+            name,
+            size,
+            sha256,
+            offset: 0,
+        };
         let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let encoded = header.encode();
         Ok((
@@ -279,6 +300,21 @@ impl FileSource {
 
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// Starts the stream at file byte `offset` (the receiver holds the bytes
+    /// before it). Only before the first read.
+    pub fn resume_from(&mut self, header: &mut FileHeader, offset: u64) -> Result<(), String> {
+        if self.sent > 0 || offset > header.size {
+            return Err(format!("cannot resume at {offset}"));
+        }
+        header.offset = offset;
+        self.header = header.encode();
+        self.total = self.header.len() as u64 + header.size - offset;
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| e.to_string())?;
+        Ok(())
     }
 }
 
@@ -327,75 +363,152 @@ impl AppSource for FileSource {
 pub enum FileOutcome {
     #[default]
     InProgress,
-    /// Verified and renamed into place.
+    /// Verified on disk and renamed into place.
     Complete {
         path: PathBuf,
         size: u64,
         sha256: String,
     },
     /// Rejected; nothing was left behind under the file's name.
-    Failed(String),
+    Failed { verdict: Verdict, reason: String },
 }
 
-/// Receives a file into a directory, verifying size and SHA-256.
+impl FileOutcome {
+    /// The verdict for the sender (`Incomplete` while in progress).
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            FileOutcome::InProgress => Verdict::Incomplete,
+            FileOutcome::Complete { .. } => Verdict::Verified,
+            FileOutcome::Failed { verdict, .. } => *verdict,
+        }
+    }
+
+    /// The SHA-256 of the verified file.
+    pub fn digest(&self) -> Option<[u8; 32]> {
+        let FileOutcome::Complete { sha256, .. } = self else {
+            return None;
+        };
+        let mut out = [0u8; 32];
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = u8::from_str_radix(sha256.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(out)
+    }
+
+    pub fn reason(&self) -> &str {
+        match self {
+            FileOutcome::InProgress => "the stream did not end",
+            FileOutcome::Complete { .. } => "",
+            FileOutcome::Failed { reason, .. } => reason,
+        }
+    }
+}
+
+/// Receives a file into a directory. The bytes go to this connection's own
+/// partial file ([`crate::partial`]); at the end of the stream the file on
+/// disk — not the stream — is hashed, and only if its size and SHA-256 are
+/// the announced ones is it renamed into place.
 pub struct FileSink {
     dir: PathBuf,
+    conn_id: u64,
     head: Vec<u8>,
     header: Option<FileHeader>,
     partial: Option<(PathBuf, std::io::BufWriter<File>)>,
-    hasher: Sha256,
     body: u64,
     bytes: u64,
+    /// SHA-256 of the file on disk, once verified.
+    digest: Option<[u8; 32]>,
     outcome: Arc<Mutex<FileOutcome>>,
 }
 
 impl FileSink {
-    pub fn new(dir: &Path) -> (FileSink, Arc<Mutex<FileOutcome>>) {
+    /// A sink for connection `conn_id` (which names its partial file).
+    pub fn new(dir: &Path, conn_id: u64) -> (FileSink, Arc<Mutex<FileOutcome>>) {
         let outcome = Arc::new(Mutex::new(FileOutcome::InProgress));
         (
             FileSink {
                 dir: dir.to_path_buf(),
+                conn_id,
                 head: Vec::new(),
                 header: None,
                 partial: None,
-                hasher: Sha256::new(),
                 body: 0,
                 bytes: 0,
+                digest: None,
                 outcome: Arc::clone(&outcome),
             },
             outcome,
         )
     }
 
-    fn failed(&self) -> bool {
-        matches!(*self.outcome.lock().unwrap(), FileOutcome::Failed(_))
+    /// The SHA-256 of the file on disk, once it was verified.
+    pub fn digest(&self) -> Option<[u8; 32]> {
+        self.digest
     }
 
-    fn fail(&mut self, why: String) {
-        if let Some((path, _)) = self.partial.take() {
-            let _ = std::fs::remove_file(path);
+    fn failed(&self) -> bool {
+        matches!(*self.outcome.lock().unwrap(), FileOutcome::Failed { .. })
+    }
+
+    fn fail(&mut self, verdict: Verdict, reason: String) {
+        if let Some((path, w)) = self.partial.take() {
+            // An interrupted stream's bytes are good as far as they go: kept
+            // for the next transfer of the same file to resume from. Any
+            // other failure (a mismatch, a refused or unwritable file)
+            // leaves nothing.
+            let kept = verdict == Verdict::Incomplete
+                && w.into_inner().is_ok()
+                && self.header.as_ref().is_some_and(|h| {
+                    crate::resume::keep(&path, &self.dir, &h.name, &h.sha256).is_ok()
+                });
+            if !kept {
+                let _ = std::fs::remove_file(path);
+            }
         }
         let mut o = self.outcome.lock().unwrap();
         if *o == FileOutcome::InProgress {
-            *o = FileOutcome::Failed(why);
+            *o = FileOutcome::Failed { verdict, reason };
         }
     }
 
     fn write_body(&mut self, data: &[u8]) {
         let Some(header) = &self.header else { return };
         if self.body + data.len() as u64 > header.size {
-            return self.fail(format!(
-                "more bytes than the announced size {}",
-                header.size
-            ));
+            return self.fail(
+                Verdict::Mismatch,
+                format!("more bytes than the announced size {}", header.size),
+            );
         }
-        self.hasher.update(data);
         self.body += data.len() as u64;
         if let Some((_, w)) = &mut self.partial {
             if let Err(e) = w.write_all(data) {
-                self.fail(format!("writing the partial file: {e}"));
+                self.fail(
+                    Verdict::WriteFailed,
+                    format!("writing the partial file: {e}"),
+                );
             }
         }
+    }
+
+    /// Flushes and syncs the partial file, then hashes what is on disk
+    /// through the same open file (so the bytes judged are the bytes that
+    /// will be renamed, whatever else happens to the directory).
+    fn verify_on_disk(w: std::io::BufWriter<File>) -> Result<(File, [u8; 32], u64), String> {
+        let mut f = w.into_inner().map_err(|e| e.error().to_string())?;
+        f.sync_all().map_err(|e| e.to_string())?;
+        f.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+        let mut h = Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut size = 0u64;
+        loop {
+            let n = f.read(&mut buf).map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            size += n as u64;
+            h.update(&buf[..n]);
+        }
+        Ok((f, h.finalize().into(), size))
     }
 }
 
@@ -413,18 +526,41 @@ impl AppSink for FileSink {
         let take = data.len().min(need.saturating_sub(self.head.len()));
         self.head.extend_from_slice(&data[..take]);
         match FileHeader::decode(&self.head) {
-            Err(e) => self.fail(e),
-            Ok(None) if self.head.len() >= need => self.fail("file header too long".into()),
+            Err(e) => self.fail(Verdict::Refused, e),
+            Ok(None) if self.head.len() >= need => {
+                self.fail(Verdict::Refused, "file header too long".into())
+            }
             Ok(None) => {}
             Ok(Some((header, len))) => {
-                let partial = self.dir.join(format!(".{}.partial", header.name));
-                match File::create(&partial) {
-                    Ok(f) => {
-                        self.partial =
-                            Some((partial, std::io::BufWriter::with_capacity(1 << 20, f)))
+                let opened = if header.offset > 0 {
+                    crate::resume::claim(
+                        &self.dir,
+                        &header.name,
+                        &header.sha256,
+                        self.conn_id,
+                        header.offset,
+                    )
+                } else {
+                    crate::partial::create(&self.dir, &header.name, self.conn_id)
+                };
+                match opened {
+                    Ok((path, f)) => {
+                        self.partial = Some((path, std::io::BufWriter::with_capacity(1 << 20, f)))
                     }
-                    Err(e) => return self.fail(format!("{}: {e}", partial.display())),
+                    Err(e) if header.offset > 0 => {
+                        return self.fail(
+                            Verdict::Refused,
+                            format!("cannot resume at byte {}: {e}", header.offset),
+                        )
+                    }
+                    Err(e) => {
+                        return self.fail(
+                            Verdict::WriteFailed,
+                            format!("creating a partial file in {}: {e}", self.dir.display()),
+                        )
+                    }
                 }
+                self.body = header.offset;
                 self.header = Some(header);
                 let rest_in_head = self.head.split_off(len);
                 let rest_in_data = data[take..].to_vec();
@@ -439,37 +575,57 @@ impl AppSink for FileSink {
             return;
         }
         let Some(header) = self.header.clone() else {
-            return self.fail("stream ended before the file header".into());
+            return self.fail(
+                Verdict::Incomplete,
+                "stream ended before the file header".into(),
+            );
         };
         if self.body != header.size {
-            return self.fail(format!(
-                "stream ended after {} of {} bytes",
-                self.body, header.size
-            ));
+            return self.fail(
+                Verdict::Mismatch,
+                format!("stream ended after {} of {} bytes", self.body, header.size),
+            );
         }
-        let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
-        if digest != header.sha256 {
-            return self.fail(format!(
-                "SHA-256 mismatch: got {}, announced {}",
-                hex(&digest),
-                hex(&header.sha256)
-            ));
-        }
-        let Some((partial, mut w)) = self.partial.take() else {
-            return self.fail("no partial file".into());
+        let Some((partial, w)) = self.partial.take() else {
+            return self.fail(Verdict::WriteFailed, "no partial file".into());
         };
-        let flushed = w
-            .flush()
-            .map_err(|e| e.to_string())
-            .and_then(|_| w.get_ref().sync_all().map_err(|e| e.to_string()));
-        drop(w);
-        let target = self.dir.join(&header.name);
-        if let Err(e) =
-            flushed.and_then(|_| std::fs::rename(&partial, &target).map_err(|e| e.to_string()))
-        {
+        let (file, digest, size) = match FileSink::verify_on_disk(w) {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = std::fs::remove_file(&partial);
+                return self.fail(Verdict::WriteFailed, format!("{}: {e}", partial.display()));
+            }
+        };
+        if size != header.size || digest != header.sha256 {
             let _ = std::fs::remove_file(&partial);
-            return self.fail(format!("finishing {}: {e}", target.display()));
+            return self.fail(
+                Verdict::Mismatch,
+                format!(
+                    "SHA-256 mismatch: the {size} bytes on disk hash to {}, the sender announced {} bytes hashing to {}",
+                    hex(&digest),
+                    header.size,
+                    hex(&header.sha256)
+                ),
+            );
         }
+        let target = self.dir.join(&header.name);
+        if let Err(e) = std::fs::rename(&partial, &target) {
+            let _ = std::fs::remove_file(&partial);
+            return self.fail(
+                Verdict::RenameFailed,
+                format!("rename to {}: {e}", target.display()),
+            );
+        }
+        if !same_file(&file, &target) {
+            // Something replaced the file between our rename and this check:
+            // we cannot vouch for what the name holds now.
+            return self.fail(
+                Verdict::RenameFailed,
+                format!("{} was replaced right after the rename", target.display()),
+            );
+        }
+        crate::resume::forget(&self.dir, &header.name, &header.sha256);
+        self.digest = Some(digest);
         *self.outcome.lock().unwrap() = FileOutcome::Complete {
             path: target,
             size: header.size,
@@ -482,11 +638,26 @@ impl AppSink for FileSink {
     }
 }
 
+/// Whether `path` names the file `file` is open on.
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.is_file()
+}
+
 impl Drop for FileSink {
     /// An unfinished transfer leaves nothing behind.
     fn drop(&mut self) {
         if self.partial.is_some() {
-            self.fail("transfer interrupted".into());
+            self.fail(Verdict::Incomplete, "transfer interrupted".into());
         }
     }
 }
@@ -522,7 +693,7 @@ mod tests {
         let out = d.join("out");
         std::fs::create_dir_all(&out).unwrap();
         let (mut src, _) = FileSource::open(&src_path).unwrap();
-        let (mut sink, outcome) = FileSink::new(&out);
+        let (mut sink, outcome) = FileSink::new(&out, 1);
         pump(&mut src, &mut sink, 1000);
         assert!(!out.join("in.bin").exists(), "renamed before the end");
         sink.finish();
@@ -531,11 +702,15 @@ mod tests {
             FileOutcome::Complete { .. }
         ));
         assert_eq!(std::fs::read(out.join("in.bin")).unwrap(), data);
-        assert!(!out.join(".in.bin.partial").exists());
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            1,
+            "a partial file is left"
+        );
     }
 
     #[test]
-    fn truncated_or_corrupt_transfer_leaves_nothing() {
+    fn truncated_or_corrupt_transfer_leaves_nothing_under_the_name() {
         let d = tmpdir("bad");
         let src_path = d.join("f.bin");
         std::fs::write(&src_path, vec![1u8; 10_000]).unwrap();
@@ -543,7 +718,7 @@ mod tests {
         std::fs::create_dir_all(&out).unwrap();
         // Interrupted: dropped mid-stream.
         let (mut src, _) = FileSource::open(&src_path).unwrap();
-        let (mut sink, outcome) = FileSink::new(&out);
+        let (mut sink, outcome) = FileSink::new(&out, 1);
         let mut buf = vec![0u8; 3000];
         for _ in 0..2 {
             if let AppRead::Data(n) = src.read(Time::ZERO, &mut buf) {
@@ -551,11 +726,22 @@ mod tests {
             }
         }
         drop(sink);
-        assert!(matches!(*outcome.lock().unwrap(), FileOutcome::Failed(_)));
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        assert!(matches!(
+            *outcome.lock().unwrap(),
+            FileOutcome::Failed { .. }
+        ));
+        // Only the received prefix, kept to resume from (crate::resume).
+        let left: Vec<_> = std::fs::read_dir(&out).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1);
+        let kept = left[0].file_name().into_string().unwrap();
+        assert!(
+            kept.starts_with(".f.bin.") && kept.ends_with(".resume"),
+            "{kept}"
+        );
+        std::fs::remove_file(left[0].path()).unwrap();
         // Corrupted byte: hash mismatch.
         let (mut src, _) = FileSource::open(&src_path).unwrap();
-        let (mut sink, outcome) = FileSink::new(&out);
+        let (mut sink, outcome) = FileSink::new(&out, 1);
         let mut first = true;
         while let AppRead::Data(n) = src.read(Time::ZERO, &mut buf) {
             if !first {
@@ -565,8 +751,47 @@ mod tests {
             sink.deliver(&buf[..n]);
         }
         sink.finish();
-        assert!(matches!(*outcome.lock().unwrap(), FileOutcome::Failed(_)));
+        assert!(matches!(
+            *outcome.lock().unwrap(),
+            FileOutcome::Failed { .. }
+        ));
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    }
+
+    /// The verdict is on the bytes on disk: a partial file changed under the
+    /// receiver (here: its first byte, flushed early by the 1 MiB buffer)
+    /// fails the check even though the stream itself was intact.
+    #[test]
+    fn the_hash_is_checked_over_the_file_on_disk() {
+        let d = tmpdir("disk");
+        let src_path = d.join("big.bin");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 13) as u8).collect();
+        std::fs::write(&src_path, &data).unwrap();
+        let out = d.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let (mut src, _) = FileSource::open(&src_path).unwrap();
+        let (mut sink, outcome) = FileSink::new(&out, 9);
+        pump(&mut src, &mut sink, 1400);
+        let partial = std::fs::read_dir(&out)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut on_disk = std::fs::read(&partial).unwrap();
+        assert_eq!(on_disk[0], data[0], "the first bytes were not flushed");
+        on_disk[0] ^= 1;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&partial)
+            .unwrap()
+            .write_all(&on_disk[..1])
+            .unwrap();
+        sink.finish();
+        let o = outcome.lock().unwrap().clone();
+        assert_eq!(o.verdict(), Verdict::Mismatch, "{o:?}");
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        assert!(sink.digest().is_none());
     }
 
     #[test]
@@ -576,14 +801,22 @@ mod tests {
         }
         assert!(check_name("report-1.pdf").is_ok());
         // A header naming "../x" is rejected by the receiver.
-        let mut h = FileHeader {
+        let header = FileHeader {
             name: "ok".into(),
-            size: 0,
+            size: 10,
             sha256: [0; 32],
-        }
-        .encode();
+            offset: 0,
+        };
+        let mut h = header.encode();
+        assert_eq!(FileHeader::decode(&h), Ok(Some((header.clone(), h.len()))));
         h[6] = b'.';
         assert!(FileHeader::decode(&h).is_err());
+        // An offset beyond the file is refused.
+        let beyond = FileHeader {
+            offset: 11,
+            ..header
+        };
+        assert!(FileHeader::decode(&beyond.encode()).is_err());
     }
 
     #[test]

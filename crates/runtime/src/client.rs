@@ -14,15 +14,18 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use joulenet_channel::RadioProfile;
-use joulenet_proto::{Duration, Time};
+use joulenet_proto::{Addr, Duration, NodeId, Time};
 use rand::TryRngCore;
 use serde_json::json;
 
-use crate::app::{AppSource, FileSource, Generator, Limit};
-use crate::conn::{Connection, Tuning};
+use crate::app::{AppSource, FileHeader, FileSource, Generator, Limit};
+use crate::conn::{Connection, Tuning, SERVER_ADDR};
 use crate::energy;
-use crate::frame::{self, Kind, Protocol};
+use crate::frame::{
+    self, CloseRepr, Header, Kind, OfferRepr, Protocol, QueryRepr, Verdict, TOKEN_LEN,
+};
 use crate::report::{Format, Reporter, Summary};
+use crate::route::{self, RouteInfo};
 use crate::sock::{self, RecvBatch};
 
 /// What the client sends.
@@ -49,6 +52,10 @@ pub struct ClientOptions {
     pub radio_rate_bps: u64,
     /// Give up when nothing was heard from the server for this long.
     pub idle_timeout: Duration,
+    /// Through relays: this node's id and the server's (`--node`,
+    /// `--to-node`); `server` is then the first hop.
+    pub node: Option<NodeId>,
+    pub to_node: Option<NodeId>,
 }
 
 impl ClientOptions {
@@ -63,6 +70,8 @@ impl ClientOptions {
             radio: "80211b".into(),
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
+            node: None,
+            to_node: None,
         }
     }
 }
@@ -140,23 +149,57 @@ pub fn run_client(
     socket
         .connect(server)
         .map_err(|e| format!("connect {server}: {e}"))?;
-    let start = Instant::now();
+    let id = random_conn_id();
+    // Through relays: this end and the server as the route headers name
+    // them; every datagram of the connection is then routed, the `Query`
+    // before it included.
+    let routing = match (opts.node, opts.to_node) {
+        (Some(node), Some(to)) => {
+            // The UDP port names this end, so flows from one node differ.
+            let port = socket.local_addr().map_err(|e| e.to_string())?.port();
+            Some(RouteInfo::new(
+                Addr::new(node, port),
+                Addr::new(to, SERVER_ADDR.port),
+            ))
+        }
+        (None, None) => None,
+        _ => return Err("--node and --to-node go together (through relays)".into()),
+    };
+    let mut token = None;
+    let mut resumed_from = 0;
     let (source, file_info): (Box<dyn AppSource>, _) = match &opts.app {
         ClientApp::Generate { limit, rate_bps } => {
             let rate = rate_bps.or((opts.protocol == Protocol::Udp).then_some(1_000_000));
             (Box::new(Generator::new(*limit, rate)), None)
         }
         ClientApp::File(path) => {
-            let (src, header) = FileSource::open(path)?;
+            let (mut src, mut header) = FileSource::open(path)?;
+            let (t, offer) = ask_offer(&socket, server, routing, id, opts.protocol, &header)?;
+            token = t;
+            // Resume only from a prefix that hashes like ours.
+            if let Some(o) = offer.filter(|o| o.prefix_len > 0 && o.prefix_len < header.size) {
+                let ours = crate::resume::hash_file_prefix(path, o.prefix_len)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                if ours == o.prefix_sha256 {
+                    src.resume_from(&mut header, o.prefix_len)?;
+                    resumed_from = o.prefix_len;
+                }
+            }
             (Box::new(src), Some(header))
         }
     };
-    let id = random_conn_id();
+    let start = Instant::now();
     let mut conn = Connection::client(id, opts.protocol, server, &opts.tuning, source, start);
+    if let Some(info) = routing {
+        conn = conn.with_route(info, &opts.tuning);
+    }
+    if let Some(t) = token {
+        conn.set_token(t);
+    }
     let mut rep = Reporter::new(opts.format, opts.interval, out);
     let file_json = file_info
         .as_ref()
-        .map(|h| json!({"name": h.name, "size": h.size, "sha256": crate::app::hex(&h.sha256)}));
+        .map(|h| json!({"name": h.name, "size": h.size, "sha256": crate::app::hex(&h.sha256), "resumed_from": resumed_from}));
     rep.start(json!({
         "line": format!("Connecting to {server} with {} (connection {id:016x})", opts.protocol),
         "version": concat!("joulenet ", env!("CARGO_PKG_VERSION")),
@@ -179,20 +222,58 @@ pub fn run_client(
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let mut strangers = 0u64;
+    let mut out_of_state = 0u64;
     conn.start();
     let mut refused: Option<String> = None;
+    let mut verdict: Option<CloseRepr> = None;
+    let file_sha = file_info.as_ref().map(|h| h.sha256);
+    // A file's sender is done only with the receiver's verdict: after its
+    // transport is done it asks (an empty `Close`) until it has one.
+    let mut done_at: Option<Time> = None;
+    let mut asked_at: Option<Time> = None;
+    // Through relays that terminate the connection (hbh-tcp), our
+    // transport is done once the first relay holds the stream, and the
+    // rest may still be crossing the relays' buffers: the verdict is
+    // awaited as long as anything from the server would be. Those relays
+    // also answer for the server, so its `Refused` may come after we heard
+    // from the first relay.
+    let relays_terminate = conn.route.is_some() && opts.tuning.relay_agent(opts.protocol).is_some();
+    let verdict_wait = if relays_terminate {
+        opts.idle_timeout
+    } else {
+        VERDICT_WAIT.min(opts.idle_timeout)
+    };
+    let mut no_verdict = false;
     loop {
         let now = conn.now();
         conn.poll(now);
         conn.drain(&mut sendq, &mut pool);
-        flush(&socket, Some(server), &mut sendq, &mut pool)?;
-        rep.tick(now, &conn);
-        // The server says `Close` only once its receiving application has
-        // the whole stream: the transfer is complete even if our agent
-        // never heard the answer to its FIN.
-        if conn.is_done() || conn.peer_closed || refused.is_some() {
+        if verdict.is_some() || refused.is_some() || conn.aborted {
             break;
         }
+        if conn.is_done() {
+            if file_sha.is_none() {
+                // A sender that never heard from the server (a fast UDP
+                // burst, over before the round trip of address validation)
+                // waits for the `Retry` to repeat its packets with the
+                // token; otherwise nothing it sent reached the receiver.
+                if conn.heard_from_peer() || conn.has_token() {
+                    break;
+                }
+            } else {
+                let since = now.saturating_since(*done_at.get_or_insert(now));
+                if since > verdict_wait {
+                    no_verdict = true;
+                    break;
+                }
+                if asked_at.is_none_or(|t| now.saturating_since(t) >= VERDICT_ASK) {
+                    sendq.push(conn.close_datagram(None));
+                    asked_at = Some(now);
+                }
+            }
+        }
+        flush(&socket, Some(server), &mut sendq, &mut pool)?;
+        rep.tick(now, &conn);
         if now.saturating_since(conn.last_heard) > opts.idle_timeout {
             rep.note(&format!(
                 "no answer from {server} for {:.1} s: giving up",
@@ -207,6 +288,8 @@ pub fn run_client(
             Some(Time(
                 conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
             )),
+            asked_at.map(|t| t + VERDICT_ASK),
+            done_at.map(|t| t + verdict_wait + Duration(1)),
         ]
         .into_iter()
         .flatten()
@@ -222,15 +305,40 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
-                match frame::parse(d) {
-                    Ok((h, payload)) if h.conn_id == id && from == Some(server) => match h.kind {
-                        Kind::Data | Kind::Hello => conn.on_datagram(payload, d.len()),
-                        Kind::Close => conn.on_close(),
-                        Kind::Refused => {
-                            refused = Some(String::from_utf8_lossy(payload).into_owned())
+                // Routed both ways, or two-party both ways (route.rs).
+                let ours = |h: &Header| h.conn_id == id && from == Some(server);
+                let (h, payload) = match route::parse_for(d, &mut conn.route, ours) {
+                    Ok((h, p)) if ours(&h) => (h, p),
+                    _ => {
+                        strangers += 1;
+                        continue;
+                    }
+                };
+                // Each kind counts only in the state it belongs to; the
+                // rest (a forged or stale `Refused`, `Retry` or `Close`)
+                // is counted and ignored.
+                let honoured = match h.kind {
+                    Kind::Data => {
+                        conn.on_datagram(payload, d.len());
+                        true
+                    }
+                    Kind::Hello | Kind::Query | Kind::Offer => false,
+                    Kind::Retry => frame::parse_retry(payload).is_ok_and(|t| conn.on_retry(t)),
+                    Kind::Refused if !conn.heard_from_peer() || relays_terminate => {
+                        refused = Some(String::from_utf8_lossy(payload).into_owned());
+                        true
+                    }
+                    Kind::Refused => false,
+                    Kind::Close => match CloseRepr::parse(payload) {
+                        Ok(Some(v)) if verdict_belongs(&conn, &v, file_sha) => {
+                            verdict = Some(v);
+                            true
                         }
+                        _ => false,
                     },
-                    _ => strangers += 1,
+                };
+                if !honoured {
+                    out_of_state += 1;
                 }
             }
             if n < sock::BATCH {
@@ -239,19 +347,38 @@ pub fn run_client(
         }
     }
     let end = conn.closed_at.unwrap_or_else(|| conn.now());
-    // Tell the server we are gone (twice: either may be lost).
-    if let Some(why) = refused {
-        return Err(format!("server refused the connection: {why}"));
+    if refused.is_none() {
+        // Tell the server we are gone (twice: either may be lost).
+        let close = conn.close_datagram(None);
+        sendq.push(close.clone());
+        sendq.push(close);
+        let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
     }
-    let close = conn.close_datagram();
-    sendq.push(close.clone());
-    sendq.push(close);
-    let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
-    // A reliable protocol that closed cleanly has delivered every byte.
+    let verified = verdict.as_ref().is_some_and(|v| v.verdict.is_success());
+    let error = if let Some(why) = &refused {
+        Some(format!("server refused the connection: {why}"))
+    } else if let Some(v) = verdict.as_ref().filter(|v| !v.verdict.is_success()) {
+        Some(format!("the receiver reported {}: {}", v.verdict, v.reason))
+    } else if conn.aborted {
+        Some(format!(
+            "connection aborted after {:.2} s",
+            end.as_secs_f64()
+        ))
+    } else if no_verdict {
+        Some(format!(
+            "no verdict from the receiver within {:.1} s of the end of the transfer: \
+             the file may or may not have arrived intact",
+            verdict_wait.as_secs_f64()
+        ))
+    } else {
+        None
+    };
+    // A reliable protocol that closed cleanly has delivered every byte; a
+    // file, once the receiver verified it.
     let delivered = (opts.protocol.is_reliable()
-        && !conn.aborted
-        && (conn.closed_at.is_some() || conn.peer_closed))
-        .then(|| conn.app_bytes_read());
+        && error.is_none()
+        && (verified || (file_sha.is_none() && conn.closed_at.is_some())))
+    .then(|| conn.app_bytes_read());
     let energy = energy::estimate(
         &profile,
         opts.radio_rate_bps,
@@ -262,21 +389,134 @@ pub fn run_client(
         end.saturating_since(Time::ZERO),
     );
     let mut summary = Summary::build(&conn, end, delivered, energy);
+    // The receiver's verdict ends the transfer, possibly before our
+    // transport has finished its closing exchange.
+    summary.completed = error.is_none() && (summary.completed || verified);
     summary.file = file_json.map(|mut f| {
-        f["acknowledged"] = json!(delivered.is_some());
+        f["acknowledged"] = json!(verified);
+        f["status"] = json!(verdict.as_ref().map_or("unknown", |v| v.verdict.name()));
+        if let Some(why) = &error {
+            f["reason"] = json!(why);
+        }
         f
     });
+    summary.error = error.clone();
     if strangers > 0 {
         rep.note(&format!("{strangers} datagrams from strangers dropped"));
     }
-    rep.end(&summary);
-    if conn.aborted {
-        return Err(format!(
-            "connection aborted after {:.2} s",
-            end.as_secs_f64()
+    if out_of_state > 0 {
+        rep.note(&format!(
+            "{out_of_state} datagrams that did not belong to the connection's state ignored"
         ));
     }
-    Ok(summary)
+    rep.end(&summary);
+    match error {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}
+
+/// How long a file's sender asks what the receiver keeps of the file
+/// before it starts from byte 0 anyway, and how often.
+pub const QUERY_WAIT: std::time::Duration = std::time::Duration::from_millis(1000);
+pub const QUERY_RESEND: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Asks the receiver what it keeps of this file (a `Query`, repeated with
+/// the token of a `Retry`); returns the token it validated, for the
+/// connection's `Hello`s, and its offer. No offer within [`QUERY_WAIT`]:
+/// the transfer starts from byte 0.
+fn ask_offer(
+    socket: &UdpSocket,
+    server: SocketAddr,
+    routing: Option<RouteInfo>,
+    id: u64,
+    protocol: Protocol,
+    header: &FileHeader,
+) -> Result<(Option<[u8; TOKEN_LEN]>, Option<OfferRepr>), String> {
+    // Framed as the connection will be: routed through relays.
+    let mut routing = routing;
+    let mut batch = RecvBatch::default();
+    let mut token = None;
+    let started = Instant::now();
+    let mut sent_at: Option<Instant> = None;
+    while started.elapsed() < QUERY_WAIT {
+        if sent_at.is_none_or(|t| t.elapsed() >= QUERY_RESEND) {
+            let q = QueryRepr {
+                token,
+                size: header.size,
+                sha256: header.sha256,
+                name: header.name.clone(),
+            };
+            let h = Header {
+                kind: Kind::Query,
+                protocol,
+                conn_id: id,
+            };
+            // A lost or refused send is a lost query: asked again, or given up.
+            let q = match &routing {
+                Some(r) => route::emit(&h, &r.outgoing(), &q.emit()),
+                None => frame::emit(&h, &q.emit()),
+            };
+            let _ = socket.send(&q);
+            sent_at = Some(Instant::now());
+        }
+        let wait = sent_at.map_or(QUERY_RESEND, |t| QUERY_RESEND.saturating_sub(t.elapsed()));
+        sock::wait(&[(socket, false)], Some(wait)).map_err(|e| e.to_string())?;
+        // An error (ECONNREFUSED: the server's port is closed) counts as a
+        // lost answer.
+        let n = batch.recv(socket).unwrap_or_default();
+        for i in 0..n {
+            let (d, from) = batch.get(i);
+            let ours = |h: &Header| h.conn_id == id && from == Some(server);
+            let Ok((h, p)) = route::parse_for(d, &mut routing, ours) else {
+                continue;
+            };
+            if !ours(&h) {
+                continue;
+            }
+            match h.kind {
+                Kind::Retry => {
+                    if let Ok(t) = frame::parse_retry(p) {
+                        if token != Some(t) {
+                            token = Some(t);
+                            sent_at = None;
+                        }
+                    }
+                }
+                Kind::Offer => {
+                    if let Ok(o) = OfferRepr::parse(p) {
+                        return Ok((token, Some(o)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok((token, None))
+}
+
+/// How long a file's sender waits for the receiver's verdict once its
+/// transport is done, and how often it asks.
+pub const VERDICT_WAIT: Duration = Duration::from_secs(5);
+pub const VERDICT_ASK: Duration = Duration::from_millis(500);
+
+/// Whether a `Close` from the server is one its state allows: a failure at
+/// any time after the server answered (the sender reports the reason); a
+/// success only once the whole stream was handed over, counting exactly
+/// the bytes sent, and for a file naming the file's own SHA-256.
+fn verdict_belongs(conn: &Connection, v: &CloseRepr, file_sha: Option<[u8; 32]>) -> bool {
+    if !conn.heard_from_peer() {
+        return false;
+    }
+    if !v.verdict.is_success() {
+        return true;
+    }
+    conn.source_finished()
+        && v.stream_bytes == conn.app_bytes_read()
+        && match file_sha {
+            Some(sha) => v.verdict == Verdict::Verified && v.sha256 == sha,
+            None => v.verdict == Verdict::Delivered,
+        }
 }
 
 /// Sends what the socket takes now; keeps the rest queued (bounded). Sent

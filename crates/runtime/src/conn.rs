@@ -6,14 +6,15 @@ use std::time::Instant;
 
 use joulenet_proto::e2tcp::{E2tcpConfig, E2tcpReceiver, E2tcpSender};
 use joulenet_proto::rcp::{RcpConfig, RcpReceiver, RcpSender};
-use joulenet_proto::tcp::{TcpAgent, TcpConfig, TcpVariant};
+use joulenet_proto::tcp::{hop_by_hop_relay, TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::udp::{UdpReceiver, UdpSender};
 use joulenet_proto::wwp::{WwpConfig, WwpReceiver, WwpSender};
 use joulenet_proto::{Addr, Agent, Duration, Net, Time, TransportEvent};
 
 use crate::app::{AppSink, AppSource};
-use crate::frame::{self, Header, Kind, Protocol, HEADER_LEN};
+use crate::frame::{self, CloseRepr, Header, Kind, Protocol, HEADER_LEN, TOKEN_LEN};
 use crate::net::RuntimeNet;
+use crate::route::{self, RouteInfo, ROUTED_HEADER_LEN};
 
 /// The agents' view of the two ends: the server is node 1, the client node 2.
 /// The TCP ports written in segments are these, whatever the UDP ports are.
@@ -121,14 +122,23 @@ impl Tuning {
 
     /// The data source's agent (the client end), talking to the server.
     pub fn sender(&self, protocol: Protocol) -> Box<dyn Agent> {
+        self.sender_to(protocol, SERVER_ADDR)
+    }
+
+    /// The data source's agent talking to the server at `server` (through
+    /// relays the agents address each other by node: [`crate::route`]).
+    pub fn sender_to(&self, protocol: Protocol, server: Addr) -> Box<dyn Agent> {
         match protocol {
-            Protocol::Tcp(v) => Box::new(TcpAgent::client(self.config(v), SERVER_ADDR)),
-            Protocol::Udp => Box::new(UdpSender::new(SERVER_ADDR)),
-            Protocol::Wwp => Box::new(WwpSender::new(self.wwp.clone(), SERVER_ADDR)),
-            Protocol::E2tcp => Box::new(E2tcpSender::new(self.e2tcp.clone(), SERVER_ADDR)),
+            Protocol::Tcp(v) => Box::new(TcpAgent::client(self.config(v), server)),
+            Protocol::HbhTcp => {
+                Box::new(TcpAgent::client(self.config(TcpVariant::NewReno), server))
+            }
+            Protocol::Udp => Box::new(UdpSender::new(server)),
+            Protocol::Wwp => Box::new(WwpSender::new(self.wwp.clone(), server)),
+            Protocol::E2tcp => Box::new(E2tcpSender::new(self.e2tcp.clone(), server)),
             Protocol::Rcp | Protocol::RcpStp => Box::new(RcpSender::new(
                 self.rcp(protocol == Protocol::RcpStp),
-                SERVER_ADDR,
+                server,
             )),
         }
     }
@@ -137,6 +147,7 @@ impl Tuning {
     pub fn receiver(&self, protocol: Protocol) -> Box<dyn Agent> {
         match protocol {
             Protocol::Tcp(v) => Box::new(TcpAgent::server(self.config(v))),
+            Protocol::HbhTcp => Box::new(TcpAgent::server(self.config(TcpVariant::NewReno))),
             Protocol::Udp => Box::new(UdpReceiver::new()),
             Protocol::Wwp => Box::new(WwpReceiver::new(self.wwp.clone())),
             Protocol::E2tcp => Box::new(E2tcpReceiver::new(self.e2tcp.clone())),
@@ -145,7 +156,30 @@ impl Tuning {
             }
         }
     }
+
+    /// The relay agent a `joulenet relay` node runs for `protocol`, or
+    /// `None` when relays simply forward its datagrams (every end-to-end
+    /// protocol). The one place a protocol's relays are named: JTP's and
+    /// Hop's go here.
+    pub fn relay_agent(&self, protocol: Protocol) -> Option<Box<dyn Agent>> {
+        match protocol {
+            // Ends and relays alike run NewReno with timestamps; each relay's
+            // buffer is a socket buffer (the receive buffer's size).
+            Protocol::HbhTcp => Some(Box::new(hop_by_hop_relay(self.config(TcpVariant::NewReno)))),
+            Protocol::Tcp(_)
+            | Protocol::Udp
+            | Protocol::Wwp
+            | Protocol::E2tcp
+            | Protocol::Rcp
+            | Protocol::RcpStp => None,
+        }
+    }
 }
+
+/// Opening packets a client keeps to repeat with a `Retry`'s token: a
+/// connection-oriented agent sends one or two before any answer, a UDP
+/// sender at a high rate a few dozen within a loopback round trip.
+const MAX_HELLOS: usize = 64;
 
 /// Datagram counters of one connection (runtime framing included).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -165,6 +199,12 @@ pub struct Connection {
     pub is_client: bool,
     /// The client frames as `Hello` until the server has answered.
     heard_from_peer: bool,
+    /// The server's address-validation token (zero until a `Retry`).
+    token: [u8; TOKEN_LEN],
+    /// The agent packets sent as `Hello` before a token (a few), to repeat at once
+    /// with the token when the server answers with a `Retry` instead of
+    /// waiting for the agent's retransmission timer.
+    hellos: Vec<Vec<u8>>,
     pub counts: DatagramCounts,
     /// Time of the last datagram from the peer.
     pub last_heard: Time,
@@ -178,6 +218,9 @@ pub struct Connection {
     pub finished_at: Option<Time>,
     /// The peer said `Close`.
     pub peer_closed: bool,
+    /// Through relays: the ends' addresses, and what arrived (`None`:
+    /// two-party, version 2 framing).
+    pub route: Option<RouteInfo>,
 }
 
 impl Connection {
@@ -225,6 +268,8 @@ impl Connection {
             net,
             is_client,
             heard_from_peer: !is_client,
+            token: [0; TOKEN_LEN],
+            hellos: Vec::new(),
             counts: DatagramCounts::default(),
             last_heard: Time::ZERO,
             established_at: None,
@@ -233,7 +278,20 @@ impl Connection {
             aborted: false,
             finished_at: None,
             peer_closed: false,
+            route: None,
         }
+    }
+
+    /// The same connection through relays, before [`Connection::start`]:
+    /// its agents address each other as `route` names the ends (the
+    /// relays' agents speak as them), and it frames routed datagrams.
+    pub fn with_route(mut self, route: RouteInfo, tuning: &Tuning) -> Connection {
+        if self.is_client {
+            self.agent = tuning.sender_to(self.protocol, route.remote);
+        }
+        self.net.set_local(route.local);
+        self.route = Some(route);
+        self
     }
 
     /// The clock now (not the last callback's instant).
@@ -253,13 +311,42 @@ impl Connection {
         self.counts.datagrams_received += 1;
         self.counts.udp_bytes_received += datagram_len as u64;
         self.last_heard = self.net.begin_callback();
-        let from = if self.is_client {
-            SERVER_ADDR
-        } else {
-            CLIENT_ADDR
+        let from = match &self.route {
+            Some(r) => r.remote,
+            None if self.is_client => SERVER_ADDR,
+            None => CLIENT_ADDR,
         };
         self.agent.on_packet(&mut self.net, from, payload);
         self.after_callback();
+    }
+
+    /// Whether a datagram of the established connection came from the peer
+    /// (a client: the server has answered its `Hello`).
+    pub fn heard_from_peer(&self) -> bool {
+        self.heard_from_peer
+    }
+
+    /// Whether the server has validated our address (sent a token).
+    pub fn has_token(&self) -> bool {
+        self.token != [0; TOKEN_LEN]
+    }
+
+    /// A token the server gave before the connection (in answer to a
+    /// `Query`), for the first `Hello`s.
+    pub fn set_token(&mut self, token: [u8; TOKEN_LEN]) {
+        self.token = token;
+    }
+
+    /// The server asked for its token in our `Hello`s: repeat the ones
+    /// sent so far with it. Honoured only before the server has answered.
+    pub fn on_retry(&mut self, token: [u8; TOKEN_LEN]) -> bool {
+        if self.heard_from_peer || !self.is_client || self.token == token {
+            return false;
+        }
+        self.token = token;
+        let again = self.hellos.clone();
+        self.net.outbox.extend(again);
+        true
     }
 
     /// The peer is done (a `Close` datagram).
@@ -346,14 +433,36 @@ impl Connection {
             conn_id: self.id,
         };
         let packets = std::mem::take(&mut self.net.outbox);
-        let mut head = [0u8; HEADER_LEN];
-        frame::write_header(&header, &mut head);
+        // Runtime header, route header when routed, then a `Hello`'s token.
+        let mut head = [0u8; ROUTED_HEADER_LEN + TOKEN_LEN];
+        let mut head_len = match &self.route {
+            Some(r) => {
+                let (h, _) = head.split_at_mut(ROUTED_HEADER_LEN);
+                // `h` is exactly ROUTED_HEADER_LEN long.
+                if let Ok(h) = <&mut [u8; ROUTED_HEADER_LEN]>::try_from(h) {
+                    route::write_headers(&header, &r.outgoing(), h);
+                }
+                ROUTED_HEADER_LEN
+            }
+            None => {
+                frame::write_header(&header, &mut head[..HEADER_LEN]);
+                HEADER_LEN
+            }
+        };
+        if kind == Kind::Hello {
+            head[head_len..head_len + TOKEN_LEN].copy_from_slice(&self.token);
+            head_len += TOKEN_LEN;
+        }
         for p in packets {
+            if kind == Kind::Hello && self.token == [0; TOKEN_LEN] && self.hellos.len() < MAX_HELLOS
+            {
+                self.hellos.push(p.clone());
+            }
             let mut d = pool
                 .pop()
-                .unwrap_or_else(|| Vec::with_capacity(HEADER_LEN + p.len()));
+                .unwrap_or_else(|| Vec::with_capacity(head_len + p.len()));
             d.clear();
-            d.extend_from_slice(&head);
+            d.extend_from_slice(&head[..head_len]);
             d.extend_from_slice(&p);
             self.counts.datagrams_sent += 1;
             self.counts.udp_bytes_sent += d.len() as u64;
@@ -362,14 +471,30 @@ impl Connection {
         }
     }
 
-    /// A `Close` datagram for this connection.
-    pub fn close_datagram(&self) -> (Vec<u8>, SocketAddr) {
+    /// A `Close` datagram for this connection: empty (a client's), or with
+    /// the receiver's verdict (a server's).
+    pub fn close_datagram(&self, verdict: Option<&CloseRepr>) -> (Vec<u8>, SocketAddr) {
         let h = Header {
             kind: Kind::Close,
             protocol: self.protocol,
             conn_id: self.id,
         };
-        (frame::emit(&h, &[]), self.peer)
+        let payload = verdict.map(|v| v.emit()).unwrap_or_default();
+        (self.emit(&h, &payload), self.peer)
+    }
+
+    /// A whole datagram of this connection's framing: routed (version 3)
+    /// through relays, two-party (version 2) otherwise.
+    pub fn emit(&self, h: &Header, payload: &[u8]) -> Vec<u8> {
+        match &self.route {
+            Some(r) => route::emit(h, &r.outgoing(), payload),
+            None => frame::emit(h, payload),
+        }
+    }
+
+    /// The sending application handed over its whole stream.
+    pub fn source_finished(&self) -> bool {
+        self.net.source_finished
     }
 
     /// The agent is done and has nothing more to send.
@@ -419,7 +544,13 @@ mod tests {
         let mut out = Vec::new();
         a.drain(&mut out, &mut Vec::new());
         for (d, _) in &out {
-            b.on_datagram(&d[HEADER_LEN..], d.len());
+            let (h, payload) = frame::parse(d).unwrap();
+            let packet = if h.kind == Kind::Hello {
+                frame::parse_hello(payload).unwrap().1
+            } else {
+                payload
+            };
+            b.on_datagram(packet, d.len());
         }
         out.len()
     }
@@ -492,7 +623,7 @@ mod tests {
             c.drain(&mut hello, &mut Vec::new());
             let real = hello
                 .first()
-                .map(|(d, _)| d[HEADER_LEN..].to_vec())
+                .map(|(d, _)| d[HEADER_LEN + TOKEN_LEN..].to_vec())
                 .unwrap_or_default();
             for i in 0..2000 {
                 let len = (next() % 80) as usize;

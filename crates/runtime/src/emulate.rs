@@ -8,8 +8,18 @@
 //! its `FrameInfo` exactly as in the simulator; survivors are released
 //! `delay` after their transmission ends. Both directions share the channel
 //! state seed (one wireless channel), with their own per-frame streams.
+//! Optionally a survivor is duplicated (`duplicate`) or held back by
+//! `reorder_gap` so that later frames overtake it (`reorder`), as netem's
+//! options of those names do.
+//!
+//! Each client source address gets a slot with its own upstream socket.
+//! A slot silent for `client_idle` is freed; when `max_clients` slots are
+//! taken, a new client takes the least recently active one's slot (counted
+//! in `clients_evicted`) instead of being dropped: a long-lived relay keeps
+//! serving new clients however many came before.
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -34,7 +44,16 @@ pub struct EmulateOptions {
     pub rate_bps: Option<u64>,
     /// Drop-tail queue per direction, packets.
     pub queue_packets: usize,
+    /// Client slots (one upstream socket each) before the least recently
+    /// active one is reused.
     pub max_clients: usize,
+    /// A client silent this long loses its slot.
+    pub client_idle: Duration,
+    /// Probability that a surviving frame is delivered twice.
+    pub duplicate: f64,
+    /// Probability that a surviving frame is held back by `reorder_gap`.
+    pub reorder: f64,
+    pub reorder_gap: Duration,
 }
 
 impl EmulateOptions {
@@ -47,9 +66,42 @@ impl EmulateOptions {
             delay: Duration::ZERO,
             rate_bps: None,
             queue_packets: 1000,
-            max_clients: 64,
+            max_clients: 1024,
+            client_idle: Duration::from_secs(60),
+            duplicate: 0.0,
+            reorder: 0.0,
+            reorder_gap: Duration::from_millis(5),
         }
     }
+
+    /// Checks the probabilities (a typo must not silently mean 0 or 1).
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, p) in [("duplicate", self.duplicate), ("reorder", self.reorder)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(format!("{name} probability {p} outside 0..=1"));
+            }
+        }
+        if self.max_clients == 0 {
+            return Err("max_clients must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// A probability (`0.1`) or percentage (`10%`) from the command line.
+pub fn parse_probability(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let v = match s.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => s.parse::<f64>(),
+    }
+    .map_err(|_| format!("{s:?} is not a probability"))?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!(
+            "{s:?} is not a probability in 0..=1 (or 0%..=100%)"
+        ));
+    }
+    Ok(v)
 }
 
 /// Parses a loss model from the command line:
@@ -115,6 +167,10 @@ pub struct DirectionCounts {
     pub lost: u64,
     pub queue_drops: u64,
     pub forwarded: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    /// Frames whose client slot was freed before they were due.
+    pub orphaned: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -123,19 +179,58 @@ pub struct EmulateCounts {
     pub up: DirectionCounts,
     /// Server → client.
     pub down: DirectionCounts,
-    pub clients_refused: u64,
+    /// Clients seen (source addresses given a slot).
+    pub clients: u64,
+    /// Slots freed after `client_idle` of silence.
+    pub clients_expired: u64,
+    /// Slots taken over by a new client when all were in use.
+    pub clients_evicted: u64,
 }
+
+/// A frame waiting for its release: ordered by time, then by arrival.
+type Pending = Reverse<(Time, u64, Vec<u8>, u64)>;
 
 struct Direction {
     loss: Box<dyn LossProcess>,
     busy_until: Time,
-    /// (release time, datagram, client index)
-    queue: VecDeque<(Time, Vec<u8>, usize)>,
+    /// (release time, arrival number, datagram, client slot)
+    queue: BinaryHeap<Pending>,
+    arrivals: u64,
+    /// Duplication and reordering draws.
+    rng: rand_pcg::Pcg64Mcg,
     counts: DirectionCounts,
 }
 
 impl Direction {
-    fn offer(&mut self, opts: &EmulateOptions, now: Time, data: Vec<u8>, client: usize) {
+    fn new(opts: &EmulateOptions, stream: u64) -> Direction {
+        Direction {
+            loss: opts.loss.build(opts.seed, opts.seed ^ stream),
+            busy_until: Time::ZERO,
+            queue: BinaryHeap::new(),
+            arrivals: 0,
+            rng: rand_pcg::Pcg64Mcg::new(((opts.seed ^ stream) as u128) << 1 | 1),
+            counts: DirectionCounts::default(),
+        }
+    }
+
+    fn push(&mut self, at: Time, data: Vec<u8>, client: u64) {
+        self.arrivals += 1;
+        self.queue.push(Reverse((at, self.arrivals, data, client)));
+    }
+
+    fn due(&mut self, now: Time) -> Option<(Vec<u8>, u64)> {
+        if self.queue.peek().is_some_and(|Reverse((t, ..))| *t <= now) {
+            self.queue.pop().map(|Reverse((_, _, d, c))| (d, c))
+        } else {
+            None
+        }
+    }
+
+    fn next(&self) -> Option<Time> {
+        self.queue.peek().map(|Reverse((t, ..))| *t)
+    }
+
+    fn offer(&mut self, opts: &EmulateOptions, now: Time, data: Vec<u8>, client: u64) {
         self.counts.received += 1;
         if self.queue.len() >= opts.queue_packets {
             self.counts.queue_drops += 1;
@@ -160,13 +255,23 @@ impl Direction {
             self.counts.lost += 1;
             return;
         }
-        self.queue.push_back((tx_end + opts.delay, data, client));
+        let mut at = tx_end + opts.delay;
+        if opts.reorder > 0.0 && rand::Rng::random_bool(&mut self.rng, opts.reorder) {
+            self.counts.reordered += 1;
+            at += opts.reorder_gap;
+        }
+        if opts.duplicate > 0.0 && rand::Rng::random_bool(&mut self.rng, opts.duplicate) {
+            self.counts.duplicated += 1;
+            self.push(at, data.clone(), client);
+        }
+        self.push(at, data, client);
     }
 }
 
 struct Client {
     addr: SocketAddr,
     upstream: UdpSocket,
+    last_active: Time,
 }
 
 /// Binds the listening socket.
@@ -180,28 +285,16 @@ pub fn run_emulator(
     listen: UdpSocket,
     stop: Arc<AtomicBool>,
 ) -> Result<EmulateCounts, String> {
+    opts.validate()?;
     let forward = resolve(&opts.forward, crate::client::DEFAULT_PORT)?;
     let epoch = Instant::now();
     let now = || Time(epoch.elapsed().as_nanos() as u64);
-    let mut up = Direction {
-        loss: opts
-            .loss
-            .build(opts.seed, opts.seed ^ 0x5555_5555_5555_5555),
-        busy_until: Time::ZERO,
-        queue: VecDeque::new(),
-        counts: DirectionCounts::default(),
-    };
-    let mut down = Direction {
-        loss: opts
-            .loss
-            .build(opts.seed, opts.seed ^ 0xaaaa_aaaa_aaaa_aaaa),
-        busy_until: Time::ZERO,
-        queue: VecDeque::new(),
-        counts: DirectionCounts::default(),
-    };
-    let mut clients: Vec<Client> = Vec::new();
-    let mut by_addr: HashMap<SocketAddr, usize> = HashMap::new();
-    let mut refused = 0u64;
+    let mut up = Direction::new(opts, 0x5555_5555_5555_5555);
+    let mut down = Direction::new(opts, 0xaaaa_aaaa_aaaa_aaaa);
+    let mut clients: HashMap<u64, Client> = HashMap::new();
+    let mut by_addr: HashMap<SocketAddr, u64> = HashMap::new();
+    let mut next_slot = 0u64;
+    let mut counts = EmulateCounts::default();
     let mut batch = RecvBatch::default();
     let upstream_bind: SocketAddr = if forward.is_ipv4() {
         "0.0.0.0:0".parse().unwrap()
@@ -211,79 +304,111 @@ pub fn run_emulator(
     while !stop.load(Ordering::Relaxed) {
         // Release what is due.
         let t = now();
-        while up.queue.front().is_some_and(|(r, _, _)| *r <= t) {
-            let (_, d, c) = up.queue.pop_front().unwrap();
-            if clients[c].upstream.send_to(&d, forward).is_ok() {
-                up.counts.forwarded += 1;
+        while let Some((d, c)) = up.due(t) {
+            match clients.get(&c) {
+                Some(cl) if cl.upstream.send_to(&d, forward).is_ok() => up.counts.forwarded += 1,
+                Some(_) => {}
+                None => up.counts.orphaned += 1,
             }
         }
-        while down.queue.front().is_some_and(|(r, _, _)| *r <= t) {
-            let (_, d, c) = down.queue.pop_front().unwrap();
-            if listen.send_to(&d, clients[c].addr).is_ok() {
-                down.counts.forwarded += 1;
+        while let Some((d, c)) = down.due(t) {
+            match clients.get(&c) {
+                Some(cl) if listen.send_to(&d, cl.addr).is_ok() => down.counts.forwarded += 1,
+                Some(_) => {}
+                None => down.counts.orphaned += 1,
             }
         }
-        let next = [up.queue.front(), down.queue.front()]
-            .into_iter()
-            .flatten()
-            .map(|(r, _, _)| *r)
-            .min();
+        // Free the slots of clients silent for `client_idle`.
+        let idle: Vec<u64> = clients
+            .iter()
+            .filter(|(_, c)| t.saturating_since(c.last_active) > opts.client_idle)
+            .map(|(&k, _)| k)
+            .collect();
+        for k in idle {
+            if let Some(c) = clients.remove(&k) {
+                by_addr.remove(&c.addr);
+                counts.clients_expired += 1;
+            }
+        }
+        let next = [up.next(), down.next()].into_iter().flatten().min();
         let timeout = next
             .map(|r| std::time::Duration::from_nanos(r.0.saturating_sub(now().0)))
             .unwrap_or(std::time::Duration::from_millis(100))
             .min(std::time::Duration::from_millis(100));
+        let slots: Vec<u64> = clients.keys().copied().collect();
         let mut socks: Vec<(&UdpSocket, bool)> = vec![(&listen, false)];
-        socks.extend(clients.iter().map(|c| (&c.upstream, false)));
+        socks.extend(slots.iter().map(|k| (&clients[k].upstream, false)));
         let readable = if timeout.is_zero() {
             vec![true; socks.len()]
         } else {
             sock::wait(&socks, Some(timeout)).map_err(|e| e.to_string())?
         };
+        drop(socks);
         if readable[0] {
             let n = batch.recv(&listen).map_err(|e| e.to_string())?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
                 let Some(from) = from else { continue };
-                let idx = match by_addr.get(&from) {
-                    Some(&i) => i,
-                    None if clients.len() >= opts.max_clients => {
-                        refused += 1;
-                        continue;
-                    }
+                let t = now();
+                let slot = match by_addr.get(&from) {
+                    Some(&k) => k,
                     None => {
+                        if clients.len() >= opts.max_clients {
+                            // Full: the least recently active client makes room.
+                            let oldest = clients
+                                .iter()
+                                .min_by_key(|(_, c)| c.last_active)
+                                .map(|(&k, _)| k);
+                            if let Some(c) = oldest.and_then(|k| clients.remove(&k)) {
+                                by_addr.remove(&c.addr);
+                                counts.clients_evicted += 1;
+                            }
+                        }
                         let upstream = sock::bind(upstream_bind).map_err(|e| e.to_string())?;
-                        clients.push(Client {
-                            addr: from,
-                            upstream,
-                        });
-                        by_addr.insert(from, clients.len() - 1);
-                        clients.len() - 1
+                        next_slot += 1;
+                        clients.insert(
+                            next_slot,
+                            Client {
+                                addr: from,
+                                upstream,
+                                last_active: t,
+                            },
+                        );
+                        by_addr.insert(from, next_slot);
+                        counts.clients += 1;
+                        next_slot
                     }
                 };
-                up.offer(opts, now(), d.to_vec(), idx);
+                if let Some(c) = clients.get_mut(&slot) {
+                    c.last_active = t;
+                }
+                up.offer(opts, t, d.to_vec(), slot);
             }
         }
-        for (idx, r) in readable.iter().enumerate().skip(1) {
-            if !*r || idx > clients.len() {
+        for (k, r) in slots.iter().zip(readable.iter().skip(1)) {
+            if !*r {
                 continue;
             }
-            let n = batch
-                .recv(&clients[idx - 1].upstream)
-                .map_err(|e| e.to_string())?;
+            let Some(c) = clients.get_mut(k) else {
+                continue;
+            };
+            let n = batch.recv(&c.upstream).map_err(|e| e.to_string())?;
+            let t = now();
+            if n > 0 {
+                c.last_active = t;
+            }
             for i in 0..n {
                 let (d, from) = batch.get(i);
                 if from != Some(forward) {
                     continue;
                 }
-                down.offer(opts, now(), d.to_vec(), idx - 1);
+                down.offer(opts, t, d.to_vec(), *k);
             }
         }
     }
-    Ok(EmulateCounts {
-        up: up.counts,
-        down: down.counts,
-        clients_refused: refused,
-    })
+    counts.up = up.counts;
+    counts.down = down.counts;
+    Ok(counts)
 }
 
 #[cfg(test)]
@@ -318,5 +443,51 @@ mod tests {
         ] {
             assert!(parse_loss(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn probabilities_parse_and_bad_ones_are_errors() {
+        assert_eq!(parse_probability("10%"), Ok(0.1));
+        assert_eq!(parse_probability("0.25"), Ok(0.25));
+        for bad in ["1.5", "-1", "nan", "x", "150%"] {
+            assert!(parse_probability(bad).is_err(), "{bad}");
+        }
+        let mut o = EmulateOptions::new("127.0.0.1:0".parse().unwrap(), "x", LossSpec::None);
+        assert!(o.validate().is_ok());
+        o.duplicate = f64::NAN;
+        assert!(o.validate().is_err());
+    }
+
+    /// Reordered frames are overtaken; duplicates arrive twice; both at
+    /// about the asked rates.
+    #[test]
+    fn duplication_and_reordering_happen_at_their_rates() {
+        let mut o = EmulateOptions::new("127.0.0.1:0".parse().unwrap(), "x", LossSpec::None);
+        o.duplicate = 0.1;
+        o.reorder = 0.1;
+        o.queue_packets = 100_000;
+        let mut d = Direction::new(&o, 1);
+        for i in 0..10_000u32 {
+            d.offer(&o, Time(i as u64 * 1000), i.to_be_bytes().to_vec(), 1);
+        }
+        let mut out = Vec::new();
+        while let Some((p, _)) = d.due(Time::NEVER) {
+            out.push(u32::from_be_bytes(p[..4].try_into().unwrap()));
+        }
+        let c = d.counts;
+        assert!((800..1200).contains(&c.duplicated), "{c:?}");
+        assert!((800..1200).contains(&c.reordered), "{c:?}");
+        assert_eq!(out.len() as u64, 10_000 + c.duplicated);
+        // A frame is overtaken when one offered after it came out first.
+        let mut max = 0;
+        let overtaken = out
+            .iter()
+            .filter(|&&x| {
+                let behind = x < max;
+                max = max.max(x);
+                behind
+            })
+            .count();
+        assert!(overtaken >= 800, "{overtaken}");
     }
 }

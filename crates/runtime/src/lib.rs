@@ -18,7 +18,8 @@
 //! What it must not depend on: the simulator (`joulenet-sim`) or anything
 //! that needs it. It depends on `joulenet-proto` (agents, `Net`),
 //! `joulenet-channel` (loss and radio models), libc (poll, recvmmsg,
-//! sendmmsg), sha2, serde and rand.
+//! sendmmsg), sha2 and hmac (file hashes, address-validation
+//! tokens), serde and rand.
 
 pub mod app;
 pub mod client;
@@ -27,9 +28,16 @@ pub mod emulate;
 pub mod energy;
 pub mod frame;
 pub mod net;
+pub mod partial;
+pub mod relay;
 pub mod report;
+pub mod resume;
+pub mod route;
+pub mod routes;
 pub mod server;
+pub mod signals;
 pub mod sock;
+pub mod token;
 
 pub use client::{run_client, ClientApp, ClientOptions};
 pub use emulate::{parse_loss, run_emulator, EmulateOptions};

@@ -60,6 +60,8 @@ pub struct RuntimeNet {
     pub sink: Option<Box<dyn AppSink>>,
     pub events: Vec<(Time, TransportEvent)>,
     pub sink_finished: bool,
+    /// The source said `Finished`: the agent has taken the whole stream.
+    pub source_finished: bool,
     /// Whether the source said `Pending` (the driver calls `on_app_ready`
     /// when it may have data again).
     pub source_pending: bool,
@@ -82,6 +84,7 @@ impl RuntimeNet {
             sink: None,
             events: Vec::new(),
             sink_finished: false,
+            source_finished: false,
             source_pending: false,
             radio: RecordedRadio {
                 mode: RadioMode::Awake,
@@ -89,6 +92,11 @@ impl RuntimeNet {
             },
             link_rate_bps: 1_000_000_000,
         }
+    }
+
+    /// Names this end anew (a routed connection: [`crate::route`]).
+    pub fn set_local(&mut self, local: Addr) {
+        self.local = local;
     }
 
     pub fn start_instant(&self) -> Instant {
@@ -153,6 +161,7 @@ impl Net for RuntimeNet {
             None => AppRead::Finished,
         };
         self.source_pending = r == AppRead::Pending;
+        self.source_finished |= r == AppRead::Finished;
         r
     }
     fn deliver(&mut self, data: &[u8]) {

@@ -249,6 +249,14 @@ pub struct Summary {
     /// File transfers: what became of the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<Value>,
+    /// Why this end failed (refused, aborted, no verdict, or the
+    /// receiver's verdict and its reason), when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Through relays: the ends' node addresses and the hop limits the
+    /// received datagrams arrived with (64 minus the relays they crossed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Value>,
 }
 
 impl Summary {
@@ -299,6 +307,15 @@ impl Summary {
             datagrams: conn.counts,
             energy,
             file: None,
+            error: None,
+            route: conn.route.map(|r| {
+                serde_json::json!({
+                    "local": r.local.to_string(),
+                    "remote": r.remote.to_string(),
+                    "hop_limit_min": r.hop_limit_min,
+                    "hop_limit_max": r.hop_limit_max,
+                })
+            }),
         }
     }
 
@@ -339,6 +356,9 @@ impl Summary {
         }
         if let Some(f) = &self.file {
             s.push_str(&format!("\nfile: {f}"));
+        }
+        if let Some(e) = &self.error {
+            s.push_str(&format!("\nfailed: {e}"));
         }
         s
     }

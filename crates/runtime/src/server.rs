@@ -4,7 +4,16 @@
 //!
 //! Strangers are counted and dropped, never answered with state: malformed
 //! datagrams, `Data` for unknown ids, datagrams for a known id from another
-//! address, and `Hello`s replaying a recently finished connection.
+//! address, kinds a server never honours (`Refused`, `Retry`, a `Close`
+//! with a verdict), and `Hello`s replaying a recently finished connection.
+//! A `Hello` without a valid address-validation token ([`crate::token`])
+//! gets a `Retry` no larger than itself and no state; a connection, and a
+//! `Refused`, only follow a `Hello` that carries one.
+//!
+//! The receiver's verdict on the stream (verified, mismatch, rename failed,
+//! ..., or `delivered` for `serve`) goes back in its `Close` as soon as it is
+//! known, again when the connection retires, and once more to each of a
+//! few late datagrams of a finished connection from its peer.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -15,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use joulenet_channel::RadioProfile;
-use joulenet_proto::{Duration, Time};
+use joulenet_proto::{Duration, NodeId, Time};
 use serde::Serialize;
 use serde_json::json;
 
@@ -23,9 +32,11 @@ use crate::app::{AppSink, CountingSink, FileOutcome, FileSink};
 use crate::client::flush;
 use crate::conn::{Connection, Tuning};
 use crate::energy;
-use crate::frame::{self, Header, Kind, Protocol};
+use crate::frame::{self, CloseRepr, Header, Kind, OfferRepr, Protocol, Verdict};
 use crate::report::{Format, Reporter, Summary};
+use crate::route::{self, RouteInfo};
 use crate::sock::{self, RecvBatch};
+use crate::token::{self, TokenKey};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ServerMode {
@@ -53,6 +64,9 @@ pub struct ServerOptions {
     pub idle_timeout: Duration,
     /// Set to make the server return (checked at least every 100 ms).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Through relays: this node's id (`--node`); routed datagrams for
+    /// another node are counted as misrouted.
+    pub node: Option<NodeId>,
 }
 
 impl ServerOptions {
@@ -70,6 +84,7 @@ impl ServerOptions {
             radio_rate_bps: 54_000_000,
             idle_timeout: Duration::from_secs(60),
             stop: None,
+            node: None,
         }
     }
 }
@@ -83,7 +98,28 @@ pub struct ServerCounters {
     pub replayed_hello: u64,
     pub refused_busy: u64,
     pub refused_protocol: u64,
+    /// `Hello`s without a valid token, answered with a `Retry` and no state.
+    pub retries_sent: u64,
+    /// Bytes of those `Hello`s, and of the answers to them: the second is
+    /// at most [`AMPLIFICATION`] times the first (RFC 9000 §8.1).
+    pub unvalidated_bytes_received: u64,
+    pub unvalidated_bytes_sent: u64,
+    /// `Refused`, `Retry` or a `Close` with a verdict sent to a server,
+    /// which never honours them.
+    pub out_of_state: u64,
+    /// Verdicts sent again to late datagrams of finished connections.
+    pub verdicts_resent: u64,
+    /// Partial files of dead receivers removed at start.
+    pub stale_partials_removed: u64,
+    /// Answers to validated `Query`s (what is kept to resume from).
+    pub offers_sent: u64,
+    /// Routed datagrams addressed to another node.
+    pub misrouted: u64,
 }
+
+/// Most bytes sent toward an address not yet validated, per byte received
+/// from it (QUIC's limit, RFC 9000 §8.1).
+pub const AMPLIFICATION: usize = 3;
 
 #[derive(Clone, Debug, Default)]
 pub struct ServerReport {
@@ -100,6 +136,17 @@ pub const LINGER: Duration = Duration::from_secs(2);
 
 /// How many finished connection ids are remembered to spot replays.
 const RECENT_IDS: usize = 4096;
+
+/// How many late datagrams of a finished connection get its verdict again.
+const VERDICT_RESENDS: u8 = 4;
+
+/// A finished connection: its peer and the `Close` with its verdict, for
+/// a sender whose copies of it were lost.
+struct Finished {
+    peer: SocketAddr,
+    close: Vec<u8>,
+    resends_left: u8,
+}
 
 #[derive(Clone)]
 struct SharedOut(Arc<Mutex<Box<dyn Write + Send>>>);
@@ -119,6 +166,44 @@ struct Entry {
     done_since: Option<Time>,
     rep: Reporter,
     file: Option<Arc<Mutex<FileOutcome>>>,
+    /// The verdict went out (it goes as soon as it is known).
+    verdict_sent: bool,
+}
+
+impl Entry {
+    /// The verdict is known: the stream ended, or the file was rejected
+    /// before it did.
+    fn verdict_known(&self) -> bool {
+        self.conn.finished_at.is_some()
+            || self
+                .file
+                .as_ref()
+                .is_some_and(|f| matches!(*f.lock().unwrap(), FileOutcome::Failed { .. }))
+    }
+
+    /// The receiver's verdict on the stream; `unfinished` says why when the
+    /// stream did not end.
+    fn verdict(&self, unfinished: &str) -> CloseRepr {
+        let stream_bytes = self.conn.app_bytes_delivered();
+        let (verdict, sha256, reason) = match &self.file {
+            Some(f) => match &*f.lock().unwrap() {
+                FileOutcome::InProgress => (Verdict::Incomplete, [0; 32], unfinished.to_string()),
+                o => (
+                    o.verdict(),
+                    o.digest().unwrap_or([0; 32]),
+                    o.reason().to_string(),
+                ),
+            },
+            None if self.conn.finished_at.is_some() => (Verdict::Delivered, [0; 32], String::new()),
+            None => (Verdict::Incomplete, [0; 32], unfinished.to_string()),
+        };
+        CloseRepr {
+            verdict,
+            stream_bytes,
+            sha256,
+            reason,
+        }
+    }
 }
 
 /// Binds the server's socket (separately from running, so a caller can learn
@@ -134,9 +219,14 @@ pub fn run_server(
 ) -> Result<ServerReport, String> {
     let profile = RadioProfile::preset(&opts.radio)
         .ok_or_else(|| format!("unknown radio {:?}", opts.radio))?;
+    let mut report = ServerReport::default();
     if let ServerMode::Files(dir) = &opts.mode {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        report.counters.stale_partials_removed = crate::partial::remove_stale(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            as u64;
     }
+    let key = TokenKey::random()?;
     let out = SharedOut(Arc::new(Mutex::new(out)));
     let local = socket.local_addr().map_err(|e| e.to_string())?;
     if opts.format == Format::Human {
@@ -150,12 +240,16 @@ pub fn run_server(
     }
     let mut conns: HashMap<u64, Entry> = HashMap::new();
     let mut recent: VecDeque<u64> = VecDeque::new();
-    let mut report = ServerReport::default();
+    let mut finished_conns: HashMap<u64, Finished> = HashMap::new();
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let epoch = Instant::now();
     loop {
+        let stopping = opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed));
         // Timers, app, reports; then retire finished connections.
         let mut finished = Vec::new();
         for (id, e) in conns.iter_mut() {
@@ -163,6 +257,12 @@ pub fn run_server(
             e.conn.poll(now);
             e.conn.drain(&mut sendq, &mut pool);
             e.rep.tick(now, &e.conn);
+            if !e.verdict_sent && e.verdict_known() {
+                // At once: the sender waits for it to exit.
+                let v = e.verdict("");
+                sendq.push(e.conn.close_datagram(Some(&v)));
+                e.verdict_sent = true;
+            }
             // The client sends `Close` only once its agent is done, so every
             // byte it will ever send has been delivered or is lost for good.
             // An agent that is done on its own lingers until that `Close`
@@ -174,11 +274,7 @@ pub fn run_server(
             //
             // The linger counts from the later of "done" and the last
             // datagram heard: a sender still retransmitting its FIN (with a
-            // backed-off RTO) keeps the connection answerable. When a
-            // connection that got its whole stream retires without the
-            // peer's `Close`, it says `Close` itself (below), so a sender
-            // whose last answers were lost learns that the receiver has
-            // everything instead of retransmitting into the void.
+            // backed-off RTO) keeps the connection answerable.
             if e.conn.is_done() {
                 e.done_since.get_or_insert(now);
             }
@@ -187,26 +283,44 @@ pub fn run_server(
                 .is_some_and(|t| now.saturating_since(t.max(e.conn.last_heard)) > LINGER);
             let done = e.conn.peer_closed || e.conn.aborted || lingered;
             let silent = now.saturating_since(e.conn.last_heard) > opts.idle_timeout;
-            if done || silent {
-                if silent && !done {
+            if done || silent || stopping {
+                let why = if e.conn.finished_at.is_some() {
+                    String::new()
+                } else if e.conn.peer_closed {
+                    "the sender closed the connection before the end of the stream".into()
+                } else if e.conn.aborted {
+                    "the receiver's transport gave up (too many timeouts)".into()
+                } else if silent {
                     e.conn.aborted = true;
-                }
-                finished.push(*id);
+                    format!(
+                        "nothing heard from the sender for {:.1} s (the receiver's idle timeout)",
+                        opts.idle_timeout.as_secs_f64()
+                    )
+                } else if stopping {
+                    e.conn.aborted = true;
+                    "the receiver was stopped".into()
+                } else {
+                    "the receiver's transport closed before the end of the stream".into()
+                };
+                finished.push((*id, why));
             }
         }
         flush(&socket, None, &mut sendq, &mut pool)?;
-        for id in finished {
+        for (id, why) in finished {
             let Some(mut e) = conns.remove(&id) else {
                 continue;
             };
-            if e.conn.finished_at.is_some() && !e.conn.aborted && !e.conn.peer_closed {
-                // Twice: either may be lost.
-                let close = e.conn.close_datagram();
+            // Every sender hears how its transfer ended, even one that
+            // gave up or whose `Close` was forged: twice (either may be
+            // lost) unless the sender said it is gone.
+            let verdict = e.verdict(&why);
+            let close = e.conn.close_datagram(Some(&verdict));
+            if !e.conn.peer_closed {
                 sendq.push(close.clone());
-                sendq.push(close);
-                // Now: a one-off server returns right after this connection.
-                flush(&socket, None, &mut sendq, &mut pool)?;
             }
+            sendq.push(close.clone());
+            // Now: a one-off server returns right after this connection.
+            flush(&socket, None, &mut sendq, &mut pool)?;
             let end = e.conn.finished_at.unwrap_or_else(|| e.conn.now());
             let delivered = e.conn.app_bytes_delivered();
             let energy = energy::estimate(
@@ -219,8 +333,12 @@ pub fn run_server(
                 end.saturating_since(Time::ZERO),
             );
             let mut summary = Summary::build(&e.conn, end, Some(delivered), energy);
+            if !verdict.verdict.is_success() {
+                summary.error = Some(format!("{}: {}", verdict.verdict, verdict.reason));
+            }
             // Dropping the connection drops its sink: an unfinished file is removed.
             let file = e.file.take();
+            let peer = e.conn.peer;
             drop(e.conn);
             if let Some(f) = file {
                 let outcome = f.lock().unwrap().clone();
@@ -228,16 +346,30 @@ pub fn run_server(
                     FileOutcome::Complete { path, size, sha256 } => {
                         json!({"status": "verified", "path": path, "size": size, "sha256": sha256})
                     }
-                    FileOutcome::Failed(why) => json!({"status": "failed", "reason": why}),
-                    FileOutcome::InProgress => json!({"status": "incomplete"}),
+                    FileOutcome::Failed { verdict, reason } => {
+                        json!({"status": verdict.name(), "reason": reason})
+                    }
+                    FileOutcome::InProgress => {
+                        json!({"status": Verdict::Incomplete.name(), "reason": why})
+                    }
                 });
                 report.files.push(outcome);
             }
             e.rep.end(&summary);
             report.summaries.push(summary);
             recent.push_back(id);
+            finished_conns.insert(
+                id,
+                Finished {
+                    peer,
+                    close: close.0,
+                    resends_left: VERDICT_RESENDS,
+                },
+            );
             if recent.len() > RECENT_IDS {
-                recent.pop_front();
+                if let Some(old) = recent.pop_front() {
+                    finished_conns.remove(&old);
+                }
             }
             if opts.one_off {
                 if opts.format == Format::Human {
@@ -246,11 +378,7 @@ pub fn run_server(
                 return Ok(report);
             }
         }
-        if opts
-            .stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-        {
+        if stopping {
             return Ok(report);
         }
         // Wait for a datagram or the earliest deadline.
@@ -290,39 +418,149 @@ pub fn run_server(
                     report.counters.malformed += 1;
                     continue;
                 };
-                let Ok((h, payload)) = frame::parse(d) else {
+                let Ok(dg) = route::parse(d) else {
                     report.counters.malformed += 1;
                     continue;
                 };
+                let (h, payload, routed) = (dg.header, dg.payload, dg.route);
+                if routed.is_some_and(|r| opts.node.is_some_and(|n| n != r.dst.node)) {
+                    report.counters.misrouted += 1;
+                    continue;
+                }
+                // Every answer without a connection (`Retry`, `Offer`,
+                // `Refused`) goes back framed as the datagram came: routed,
+                // with source and destination swapped, when it was routed;
+                // to the UDP address it came from (the last relay) either way.
+                let answer = |hdr: &Header, payload: &[u8]| match &routed {
+                    Some(r) => route::emit(hdr, &r.reversed(), payload),
+                    None => frame::emit(hdr, payload),
+                };
+                let c = &mut report.counters;
                 if let Some(e) = conns.get_mut(&h.conn_id) {
-                    if from != e.conn.peer || h.protocol != e.conn.protocol {
-                        report.counters.wrong_source += 1;
+                    // Same peer, protocol and (through relays) flow.
+                    let same_route = match (&e.conn.route, &routed) {
+                        (Some(info), Some(r)) => info.accepts(r),
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    if from != e.conn.peer || h.protocol != e.conn.protocol || !same_route {
+                        c.wrong_source += 1;
                         continue;
                     }
+                    if let (Some(info), Some(r)) = (&mut e.conn.route, &routed) {
+                        info.saw(r);
+                    }
                     match h.kind {
-                        Kind::Hello | Kind::Data => e.conn.on_datagram(payload, d.len()),
-                        Kind::Close => e.conn.on_close(),
-                        Kind::Refused => report.counters.unknown_connection += 1,
+                        Kind::Hello => match frame::parse_hello(payload) {
+                            Ok((_, packet)) => e.conn.on_datagram(packet, d.len()),
+                            Err(_) => c.malformed += 1,
+                        },
+                        Kind::Data => e.conn.on_datagram(payload, d.len()),
+                        // A client's `Close` is empty; a verdict is the
+                        // server's to give.
+                        Kind::Close => match frame::CloseRepr::parse(payload) {
+                            Ok(None) => e.conn.on_close(),
+                            Ok(Some(_)) => c.out_of_state += 1,
+                            Err(_) => c.malformed += 1,
+                        },
+                        Kind::Refused | Kind::Retry | Kind::Query | Kind::Offer => {
+                            c.out_of_state += 1
+                        }
                     }
                     continue;
                 }
-                if h.kind != Kind::Hello {
-                    report.counters.unknown_connection += 1;
+                if let Some(f) = finished_conns.get_mut(&h.conn_id) {
+                    // A late datagram of a finished connection: its sender
+                    // may have lost our verdict. Answered a few times, and
+                    // only toward the address the connection validated.
+                    if from == f.peer && f.resends_left > 0 {
+                        f.resends_left -= 1;
+                        c.verdicts_resent += 1;
+                        sendq.push((f.close.clone(), from));
+                    } else if h.kind == Kind::Hello {
+                        c.replayed_hello += 1;
+                    } else {
+                        c.unknown_connection += 1;
+                    }
+                    continue;
+                }
+                if !matches!(h.kind, Kind::Hello | Kind::Query) {
+                    c.unknown_connection += 1;
                     continue;
                 }
                 if recent.contains(&h.conn_id) {
-                    report.counters.replayed_hello += 1;
+                    c.replayed_hello += 1;
+                    continue;
+                }
+                // A `Query` (what do you hold of this file?) is validated as
+                // a `Hello` is, and answered without state.
+                let (token, packet, query) = if h.kind == Kind::Query {
+                    match frame::QueryRepr::parse(payload) {
+                        Ok(q) => (q.token, &[][..], Some(q)),
+                        Err(_) => {
+                            c.malformed += 1;
+                            continue;
+                        }
+                    }
+                } else {
+                    match frame::parse_hello(payload) {
+                        Ok((t, p)) => (t, p, None),
+                        Err(_) => {
+                            c.malformed += 1;
+                            continue;
+                        }
+                    }
+                };
+                let now_s = token::unix_secs();
+                let valid =
+                    token.is_some_and(|t| key.check(&t, from, h.conn_id, h.protocol.code(), now_s));
+                if !valid {
+                    // Stateless: a token for the address the datagram
+                    // claims to come from, no larger than the datagram.
+                    c.unvalidated_bytes_received += d.len() as u64;
+                    let t = key.issue(from, h.conn_id, h.protocol.code(), now_s);
+                    let retry = answer(
+                        &Header {
+                            kind: Kind::Retry,
+                            ..h
+                        },
+                        &t,
+                    );
+                    if retry.len() <= AMPLIFICATION * d.len() {
+                        c.retries_sent += 1;
+                        c.unvalidated_bytes_sent += retry.len() as u64;
+                        sendq.push((retry, from));
+                    }
+                    continue;
+                }
+                if let Some(q) = query {
+                    let offer = match &opts.mode {
+                        ServerMode::Files(dir) => {
+                            crate::resume::lookup(dir, &q.name, q.size, &q.sha256)
+                        }
+                        ServerMode::Discard => None,
+                    }
+                    .unwrap_or(OfferRepr {
+                        prefix_len: 0,
+                        prefix_sha256: [0; 32],
+                    });
+                    let hdr = Header {
+                        kind: Kind::Offer,
+                        ..h
+                    };
+                    c.offers_sent += 1;
+                    sendq.push((answer(&hdr, &offer.emit()), from));
                     continue;
                 }
                 let refuse = if opts.protocol.is_some_and(|p| p != h.protocol) {
-                    report.counters.refused_protocol += 1;
+                    c.refused_protocol += 1;
                     Some(format!(
                         "this server speaks {} only, not {}",
                         opts.protocol.unwrap(),
                         h.protocol
                     ))
                 } else if conns.len() >= opts.max_conns {
-                    report.counters.refused_busy += 1;
+                    c.refused_busy += 1;
                     Some(format!(
                         "server busy: {} connections, the limit",
                         opts.max_conns
@@ -336,13 +574,13 @@ pub fn run_server(
                         protocol: h.protocol,
                         conn_id: h.conn_id,
                     };
-                    sendq.push((frame::emit(&hdr, why.as_bytes()), from));
+                    sendq.push((answer(&hdr, frame::truncated(&why).as_bytes()), from));
                     continue;
                 }
                 let (sink, file): (Box<dyn AppSink>, _) = match &opts.mode {
                     ServerMode::Discard => (Box::new(CountingSink::default()), None),
                     ServerMode::Files(dir) => {
-                        let (s, o) = FileSink::new(dir);
+                        let (s, o) = FileSink::new(dir, h.conn_id);
                         (Box::new(s), Some(o))
                     }
                 };
@@ -354,8 +592,14 @@ pub fn run_server(
                     sink,
                     Instant::now(),
                 );
+                if let Some(r) = &routed {
+                    // Answer as the address the client named, to the client.
+                    let mut info = RouteInfo::new(r.dst, r.src);
+                    info.saw(r);
+                    conn = conn.with_route(info, &opts.tuning);
+                }
                 conn.start();
-                conn.on_datagram(payload, d.len());
+                conn.on_datagram(packet, d.len());
                 let mut rep = Reporter::new(opts.format, opts.interval, Box::new(out.clone()));
                 rep.start(json!({
                     "line": format!("Accepted {} connection {:016x} from {from}", h.protocol, h.conn_id),
@@ -371,6 +615,7 @@ pub fn run_server(
                         done_since: None,
                         rep,
                         file,
+                        verdict_sent: false,
                     },
                 );
             }

@@ -14,16 +14,24 @@ use std::thread;
 use common::Relay;
 
 use joulenet_runtime::app::Limit;
-use joulenet_runtime::frame::Protocol;
+use joulenet_runtime::frame::{self, Kind, Protocol};
 use joulenet_runtime::report::Format;
 use joulenet_runtime::{run_client, run_server, server, ClientApp, ClientOptions};
 use joulenet_runtime::{ServerMode, ServerOptions};
 
-/// A relay that drops the server's first datagram (its answer to the
-/// client's SYN) and forwards everything else.
+/// A relay that drops the server's first transport answer (to the
+/// client's SYN; the address-validation `Retry` before it passes) and
+/// forwards everything else.
 fn first_answer_eater(server: SocketAddr) -> Relay {
     let mut eaten = false;
-    Relay::start(server, |_| {}, move |_| std::mem::replace(&mut eaten, true))
+    Relay::start(
+        server,
+        |_| {},
+        move |d| {
+            let answer = frame::parse(d).is_ok_and(|(h, _)| h.kind == Kind::Data);
+            !answer || std::mem::replace(&mut eaten, true)
+        },
+    )
 }
 
 /// What the server writes, kept for the test to read.

@@ -583,10 +583,12 @@ impl Agent for RcpReceiver {
             ReceiverState::SynReceived => {
                 if r.flags.has(RcpFlags::SYN) {
                     self.send_syn_ack(net);
-                } else if r.flags.has(RcpFlags::ACK) && r.ack != self.space.to_wire(1) {
+                } else if !r.flags.has(RcpFlags::ACK) || r.ack != self.space.to_wire(1) {
+                    // Only the ACK of our SYN+ACK completes the handshake
+                    // (TCP's rule, RFC 9293 §3.10.7.4): the sender sends
+                    // nothing else before our first REQ, which follows it.
                     self.stats.unexpected_dropped += 1;
                 } else {
-                    // The ACK, or anything later from an established sender.
                     self.absorb_limit(&r);
                     self.establish(net);
                     if !payload.is_empty() {

@@ -32,7 +32,9 @@ impl TcpAgent {
             return;
         };
         if self.state == TcpState::SynReceived {
-            if self.iss.unwrap(ack, 1) == 0 {
+            // RFC 9293 §3.10.7.4: SND.UNA < SEG.ACK =< SND.NXT, and only the
+            // SYN is outstanding, so the one acceptable value is ISS + 1.
+            if self.iss.unwrap(ack, 1) != 1 {
                 self.stats.unexpected_dropped += 1;
                 return;
             }

@@ -89,6 +89,14 @@ impl Scenario {
             ScenarioError::new("", format!("not valid TOML: {}", e.message().trim()))
                 .with_span(text, e.span())
         })?;
+        if table.is_empty() {
+            // An empty file (or one of comments only) would otherwise run
+            // the built-in defaults as if they had been asked for.
+            return Err(ScenarioError::new(
+                "",
+                "the scenario is empty: it sets no key (write at least one section, e.g. [link] or [flow]; see docs/scenarios.md)",
+            ));
+        }
         Scenario::from_table(table, default_name, dir)
     }
 

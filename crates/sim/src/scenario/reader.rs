@@ -37,6 +37,8 @@ fn type_name(v: &Value) -> &'static str {
     match v {
         Value::String(_) => "a string",
         Value::Integer(_) => "an integer",
+        Value::Float(f) if f.is_nan() => "nan (not a number)",
+        Value::Float(f) if f.is_infinite() => "an infinite number",
         Value::Float(_) => "a number",
         Value::Boolean(_) => "a boolean",
         Value::Datetime(_) => "a date",
@@ -82,7 +84,26 @@ impl<'a> Reader<'a> {
         join(layer.map_or("", |l| l.path.as_str()), key)
     }
 
+    /// An error about `key`. When `key` is absent and a key nobody asked
+    /// for is close to it, that key is named: inside an inline table a typo
+    /// would otherwise be reported only as the key it misspells (the
+    /// unknown-key check, [`Reader::finish`], runs after the table is read).
     pub fn error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        let mut message = message.into();
+        if !self.has(key) {
+            let used = self.used.borrow();
+            let typo = closest(
+                key,
+                self.layers
+                    .iter()
+                    .flat_map(|l| l.table.keys())
+                    .map(String::as_str)
+                    .filter(|k| !used.contains(*k)),
+            );
+            if let Some(t) = typo {
+                message.push_str(&format!(" (did you mean `{key}` where you wrote `{t}`?)"));
+            }
+        }
         ScenarioError::new(self.key(key), message)
     }
 
@@ -379,5 +400,33 @@ mod tests {
         let e = r.probability("p").unwrap_err();
         assert_eq!(e.key, "link.p");
         assert!(e.message.contains("[0, 1]"));
+    }
+
+    #[test]
+    fn a_typo_of_a_required_key_is_named() {
+        let t = table("good = { mean = \"2s\", los = 0.1 }");
+        let r = Reader::new(&t, "link.loss");
+        let good = r.table("good").unwrap().unwrap();
+        let e = good.req("loss", good.probability("loss")).unwrap_err();
+        assert_eq!(e.key, "link.loss.good.loss");
+        assert!(e.message.contains("`los`"), "{}", e.message);
+        assert!(e.message.contains("did you mean `loss`"), "{}", e.message);
+        // Nothing close: no suggestion.
+        let e = good.req("zzzzzz", good.f64("zzzzzz")).unwrap_err();
+        assert_eq!(e.message, "required key is missing");
+    }
+
+    #[test]
+    fn nan_and_infinity_are_not_called_numbers() {
+        for (text, word) in [
+            ("x = nan", "nan"),
+            ("x = inf", "infinite"),
+            ("x = -inf", "infinite"),
+        ] {
+            let t = table(text);
+            let e = Reader::new(&t, "").f64("x").unwrap_err();
+            assert!(e.message.contains(word), "{text}: {}", e.message);
+            assert!(e.message.contains("finite"), "{text}: {}", e.message);
+        }
     }
 }
