@@ -285,6 +285,13 @@ impl ProtocolSpec {
         matches!(self, ProtocolSpec::Udp)
     }
 
+    /// The receiver may deliver the stream with holes it gave up on (JTP
+    /// with a loss tolerance above 0): its sink counts what arrives but
+    /// cannot match content by stream offset, as for datagrams.
+    pub fn delivers_with_gaps(&self) -> bool {
+        matches!(self, ProtocolSpec::Jtp(c) if c.loss_tolerance > 0.0)
+    }
+
     /// Read the protocol's own options from a flow's table (`[flow.tcp]`).
     /// `names` are the topology's node names (for `split_at`).
     pub fn configure(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
