@@ -184,3 +184,68 @@ fn jtp10_sends_less_than_jtp0_and_delivers_at_least_90_percent_of_a_lossy_stream
         );
     }
 }
+
+#[test]
+fn the_names_are_listed_and_flow_jtp_options_reach_the_configuration() {
+    use joulenet_proto::jtp::JtpConfig;
+    use joulenet_sim::protocols::{ProtocolSpec, PROTOCOLS};
+    for (name, lt) in [("jtp", 0.0), ("jtp0", 0.0), ("jtp10", 0.1), ("jtp20", 0.2)] {
+        assert!(
+            PROTOCOLS
+                .iter()
+                .any(|(n, what)| *n == name && what.starts_with("JTP")),
+            "{name} is not in `joulenet list`"
+        );
+        let Some(ProtocolSpec::Jtp(c)) = ProtocolSpec::named(name) else {
+            panic!("{name} does not name JTP");
+        };
+        assert_eq!(c.loss_tolerance, lt);
+    }
+    let s = common::scenario(
+        r#"
+[topology]
+kind = "chain"
+hops = 3
+[flow]
+protocol = "jtp"
+[flow.jtp]
+loss_tolerance = 0.05
+format = "paper"
+packet_size = 500
+energy_budget_uj = 90000
+cache_packets = 20
+feedback_lower_bound = "2s"
+initial_rate = "100kbps"
+max_attempts = 3
+monitor = { outliers_to_switch = 4 }
+controller = { k_i = 0.25 }
+"#,
+    );
+    let spec = s.spec(&s.points()[0]).unwrap();
+    let ProtocolSpec::Jtp(c) = &spec.flows[0].protocol else {
+        panic!("not JTP");
+    };
+    let want = JtpConfig {
+        loss_tolerance: 0.05,
+        format: joulenet_wire::jtp::Format::Paper,
+        packet_size: 500,
+        energy_budget_uj: 90_000,
+        cache_packets: 20,
+        feedback_lower_bound: joulenet_proto::Duration::from_secs(2),
+        initial_rate_bps: 100_000.0,
+        max_attempts: 3,
+        monitor: joulenet_proto::jtp::monitor::FlipFlopConfig {
+            outliers_to_switch: 4,
+            ..Default::default()
+        },
+        controller: joulenet_proto::jtp::controller::Pi2MdConfig {
+            k_i: 0.25,
+            ..Default::default()
+        },
+        ..JtpConfig::default()
+    };
+    assert_eq!(c, &want);
+    // The relays run with the same options (one class for the flow).
+    let relay = spec.flows[0].protocol.relay().expect("iJTP on every hop");
+    assert_eq!(relay.nodes, joulenet_sim::relays::RelayNodes::Every);
+}
