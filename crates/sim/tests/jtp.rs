@@ -249,3 +249,28 @@ controller = { k_i = 0.25 }
     let relay = spec.flows[0].protocol.relay().expect("iJTP on every hop");
     assert_eq!(relay.nodes, joulenet_sim::relays::RelayNodes::Every);
 }
+
+#[test]
+fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_mac() {
+    // Two backlogged JTP flows over 4 TDMA hops (scenarios/jtp/linear.toml).
+    // The MAC's available rate is the recent idle share of a link's slots:
+    // once the path is saturated the rate stamped falls to ~0 and PI²/MD
+    // stops increasing. (With the idle share since the start of the run,
+    // the estimate stayed ~100 kb/s on saturated links, the granted rate
+    // kept climbing, and a quarter of JTP's frames died in MAC queues.)
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/jtp/linear.toml");
+    let text = std::fs::read_to_string(path).expect("linear.toml");
+    let cut = text.find("[sweep]").expect("a sweep");
+    let text = format!("{}\n", &text[..cut]).replace("stop = \"300s\"", "stop = \"150s\"");
+    for seed in 1..=3 {
+        let r = run_seed(&text, seed);
+        let m = r.medium.as_ref().expect("TDMA medium");
+        assert!(
+            (m.queue_drops as f64) < 0.05 * m.data_tx as f64,
+            "seed {seed}: {} of {} frames dropped from MAC queues",
+            m.queue_drops,
+            m.data_tx
+        );
+        assert!(r.flows.iter().all(|f| f.bytes_delivered > 100_000), "{:?}", r.flows);
+    }
+}

@@ -51,9 +51,18 @@ pub struct Schedule {
     /// Per link: slots that passed, and slots that carried a frame.
     pub offered: Vec<u64>,
     pub used: Vec<u64>,
+    /// Per link: the share of its recent slots left unused, an EWMA with
+    /// gain [`IDLE_GAIN`] per slot offered (1 before any).
+    pub recent_idle: Vec<f64>,
     /// Slots that passed in all.
     pub slots_elapsed: u64,
 }
+
+/// EWMA gain of a link's recent idle share, per slot of the link: the
+/// estimate follows about the link's last 1 / IDLE_GAIN = 32 slots, so a
+/// link that became saturated reports (almost) no rate left within a few
+/// dozen frames, not after as long as it was idle before.
+pub const IDLE_GAIN: f64 = 1.0 / 32.0;
 
 /// Priority of link `link` in frame `epoch` (and extra slot `slot`).
 fn priority(base: u64, link: (NodeId, NodeId), epoch: u64, slot: u64) -> u64 {
@@ -128,13 +137,10 @@ impl Schedule {
         share * (SLOT_BYTES * 8) as f64 / self.slot.as_secs_f64()
     }
 
+    /// The rate a link has left: its capacity times the share of its
+    /// recent slots that went unused (what JTP stamps, §2.1.1).
     pub fn available_bps(&self, link: usize) -> f64 {
-        let idle = if self.offered[link] == 0 {
-            1.0
-        } else {
-            1.0 - self.used[link] as f64 / self.offered[link] as f64
-        };
-        self.capacity_bps(link) * idle
+        self.capacity_bps(link) * self.recent_idle[link]
     }
 
     /// Move to the frame holding slot `index` if it has begun; the local
@@ -256,10 +262,11 @@ impl Tdma {
                     if let Some(t) = self.sched.as_mut() {
                         t.offered[i] += 1;
                     }
-                    if self.x.slot_send(cx, a as usize, b) {
-                        if let Some(t) = self.sched.as_mut() {
-                            t.used[i] += 1;
-                        }
+                    let sent = self.x.slot_send(cx, a as usize, b);
+                    if let Some(t) = self.sched.as_mut() {
+                        t.used[i] += sent as u64;
+                        let idle = if sent { 0.0 } else { 1.0 };
+                        t.recent_idle[i] += IDLE_GAIN * (idle - t.recent_idle[i]);
                     }
                 }
                 let end = now - guard + slot;
@@ -338,6 +345,7 @@ impl Mac for Tdma {
             by_slot,
             offered: vec![0; k],
             used: vec![0; k],
+            recent_idle: vec![1.0; k],
             slots_elapsed: 0,
         });
         for s in 0..n {
