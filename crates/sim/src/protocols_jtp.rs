@@ -138,7 +138,9 @@ pub fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
                 *field = v;
             }
         }
-        c.controller.validate().map_err(|e| p.error(e.key, e.reason))?;
+        c.controller
+            .validate()
+            .map_err(|e| p.error(e.key, e.reason))?;
         p.finish()?;
     }
     c.validate().map_err(|e| {

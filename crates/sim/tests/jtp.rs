@@ -136,7 +136,11 @@ fn a_run_is_a_pure_function_of_scenario_and_seed() {
     for text in [p2p_chain("jtp", "", FILE), tdma_chain("100KB")] {
         let a = run_seed(&text, 7);
         assert_eq!(all(&a), all(&run_seed(&text, 7)));
-        assert_ne!(all(&a), all(&run_seed(&text, 8)), "another seed, other losses");
+        assert_ne!(
+            all(&a),
+            all(&run_seed(&text, 8)),
+            "another seed, other losses"
+        );
     }
 }
 
@@ -165,9 +169,8 @@ fn jtp10_sends_less_than_jtp0_and_delivers_at_least_90_percent_of_a_lossy_stream
         assert_eq!(f10.protocol, "jtp10");
         // jtp0 delivers the whole stream; the stream's packets are those
         // the source sent for the first time.
-        let sent = |f: &joulenet_sim::result::FlowResult| {
-            (f.data_packets - f.retransmitted_packets) * 800
-        };
+        let sent =
+            |f: &joulenet_sim::result::FlowResult| (f.data_packets - f.retransmitted_packets) * 800;
         assert!(f0.completed && f10.completed);
         assert_eq!(f0.corrupt_deliveries, 0);
         assert!(sent(f0) >= 500 * 800);
@@ -258,7 +261,10 @@ fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_ma
     // stops increasing. (With the idle share since the start of the run,
     // the estimate stayed ~100 kb/s on saturated links, the granted rate
     // kept climbing, and a quarter of JTP's frames died in MAC queues.)
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/jtp/linear.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/jtp/linear.toml"
+    );
     let text = std::fs::read_to_string(path).expect("linear.toml");
     let cut = text.find("[sweep]").expect("a sweep");
     let text = format!("{}\n", &text[..cut]).replace("stop = \"300s\"", "stop = \"150s\"");
@@ -271,6 +277,10 @@ fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_ma
             m.queue_drops,
             m.data_tx
         );
-        assert!(r.flows.iter().all(|f| f.bytes_delivered > 100_000), "{:?}", r.flows);
+        assert!(
+            r.flows.iter().all(|f| f.bytes_delivered > 100_000),
+            "{:?}",
+            r.flows
+        );
     }
 }

@@ -31,7 +31,7 @@ use crate::rng::{splitmix64, Streams};
 pub const SLOT_BYTES: usize = 1500;
 
 /// The slot schedule: which links may send in which slot of each frame,
-/// and how much of its slots each link used.
+/// and how much of its recent slots each link left unused.
 pub struct Schedule {
     pub slot: Duration,
     pub guard: Duration,
@@ -48,9 +48,8 @@ pub struct Schedule {
     frame_first: u32,
     pub frame_len: u32,
     pub by_slot: Vec<Vec<usize>>,
-    /// Per link: slots that passed, and slots that carried a frame.
+    /// Per link: slots that passed.
     pub offered: Vec<u64>,
-    pub used: Vec<u64>,
     /// Per link: the share of its recent slots left unused, an EWMA with
     /// gain [`IDLE_GAIN`] per slot offered (1 before any).
     pub recent_idle: Vec<f64>,
@@ -264,7 +263,6 @@ impl Tdma {
                     }
                     let sent = self.x.slot_send(cx, a as usize, b);
                     if let Some(t) = self.sched.as_mut() {
-                        t.used[i] += sent as u64;
                         let idle = if sent { 0.0 } else { 1.0 };
                         t.recent_idle[i] += IDLE_GAIN * (idle - t.recent_idle[i]);
                     }
@@ -344,7 +342,6 @@ impl Mac for Tdma {
             frame_len: by_slot.len() as u32,
             by_slot,
             offered: vec![0; k],
-            used: vec![0; k],
             recent_idle: vec![1.0; k],
             slots_elapsed: 0,
         });
@@ -379,7 +376,7 @@ impl Mac for Tdma {
     }
 
     /// With the link's available rate: its share of the slots times the
-    /// fraction it left unused.
+    /// fraction of its recent slots it left unused.
     fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
         self.x.link_info(node, nbr, in_range, || {
             let t = self.sched.as_ref()?;
