@@ -251,6 +251,15 @@ controller = { k_i = 0.25 }
     // The relays run with the same options (one class for the flow).
     let relay = spec.flows[0].protocol.relay().expect("iJTP on every hop");
     assert_eq!(relay.nodes, joulenet_sim::relays::RelayNodes::Every);
+    // A node's one cache serves JTP flows of any loss tolerance (§4), but
+    // not flows whose relays would need other options.
+    let key = |p: &ProtocolSpec| p.relay_key();
+    let (j0, j10) = (
+        ProtocolSpec::named("jtp0").unwrap(),
+        ProtocolSpec::named("jtp10").unwrap(),
+    );
+    assert_eq!(key(&j0), key(&j10));
+    assert_ne!(key(&j0), key(&spec.flows[0].protocol));
 }
 
 #[test]
