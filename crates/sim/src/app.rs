@@ -344,8 +344,9 @@ pub struct Sink {
     /// The peer finished its stream.
     pub finished_at: Option<Time>,
     pub delay: Histogram,
-    /// Datagram sinks see gaps where datagrams were lost, so neither content
-    /// nor per-byte delay can be matched by stream offset.
+    /// Datagram sinks (and those of a loss-tolerant JTP stream, which skips
+    /// holes) see gaps where packets were lost, so neither content nor
+    /// per-byte delay can be matched by stream offset.
     pub datagram: bool,
 }
 

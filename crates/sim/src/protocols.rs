@@ -36,6 +36,8 @@ pub enum ProtocolSpec {
     E2tcp(E2tcpConfig, Option<Split>),
     Rcp(joulenet_proto::rcp::RcpConfig),
     R2cp(crate::protocols_r2cp::R2cpSpec),
+    /// JTP: eJTP at the ends, iJTP on every node between (`protocols_jtp`).
+    Jtp(joulenet_proto::jtp::JtpConfig),
 }
 
 /// Every protocol name a scenario accepts, with a one-line description.
@@ -104,6 +106,22 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "r2cp-stripe",
         "application-level striping over one RCP pipe per path",
     ),
+    (
+        "jtp",
+        "JTP: receiver-set rate (flip-flop monitor, PI²/MD), per-packet link attempts from the loss tolerance, iJTP packet cache on every hop answering SNACKs; full reliability unless [flow.jtp] loss_tolerance says otherwise",
+    ),
+    (
+        "jtp0",
+        "JTP with loss tolerance 0: every packet delivered (the paper's jtp0)",
+    ),
+    (
+        "jtp10",
+        "JTP with 10% end-to-end loss tolerance: fewer link attempts per hop, holes within 10% given up (the paper's jtp10)",
+    ),
+    (
+        "jtp20",
+        "JTP with 20% end-to-end loss tolerance (the paper's jtp20)",
+    ),
 ];
 
 impl ProtocolSpec {
@@ -132,6 +150,9 @@ impl ProtocolSpec {
         if let Some(s) = crate::protocols_r2cp::named(name) {
             return Some(ProtocolSpec::R2cp(s));
         }
+        if let Some(c) = crate::protocols_jtp::named(name) {
+            return Some(ProtocolSpec::Jtp(c));
+        }
         let variant: TcpVariant = name.parse().ok()?;
         Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
     }
@@ -146,6 +167,7 @@ impl ProtocolSpec {
             ProtocolSpec::E2tcp(..) => "e2tcp",
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::name(c),
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::name(s),
+            ProtocolSpec::Jtp(c) => crate::protocols_jtp::name(c),
         }
     }
 
@@ -175,7 +197,25 @@ impl ProtocolSpec {
                     make: Box::new(move || Box::new(hop_by_hop_relay(c.clone()))),
                 })
             }
+            // iJTP runs on every hop (§2.2.2), one agent per node.
+            ProtocolSpec::Jtp(c) => {
+                let c = c.clone();
+                Some(RelaySpec {
+                    nodes: RelayNodes::Every,
+                    make: Box::new(move || crate::protocols_jtp::relay(&c)),
+                })
+            }
             _ => None,
+        }
+    }
+
+    /// Flows whose keys are equal share one relay agent per node
+    /// (`crate::relays`): the whole configuration, except for JTP, whose
+    /// node-wide cache serves every JTP flow the relay options agree on.
+    pub fn relay_key(&self) -> String {
+        match self {
+            ProtocolSpec::Jtp(c) => crate::protocols_jtp::relay_key(c),
+            other => format!("{other:?}"),
         }
     }
 
@@ -245,6 +285,13 @@ impl ProtocolSpec {
         matches!(self, ProtocolSpec::Udp)
     }
 
+    /// The receiver may deliver the stream with holes it gave up on (JTP
+    /// with a loss tolerance above 0): its sink counts what arrives but
+    /// cannot match content by stream offset, as for datagrams.
+    pub fn delivers_with_gaps(&self) -> bool {
+        matches!(self, ProtocolSpec::Jtp(c) if c.loss_tolerance > 0.0)
+    }
+
     /// Read the protocol's own options from a flow's table (`[flow.tcp]`).
     /// `names` are the topology's node names (for `split_at`).
     pub fn configure(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
@@ -275,6 +322,7 @@ impl ProtocolSpec {
             }
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::configure(flow, c)?,
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::configure(flow, s)?,
+            ProtocolSpec::Jtp(c) => crate::protocols_jtp::configure(flow, c)?,
         }
         Ok(())
     }
@@ -315,6 +363,7 @@ impl ProtocolSpec {
             ),
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::agents(c, server),
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::agents(s, client),
+            ProtocolSpec::Jtp(c) => crate::protocols_jtp::agents(c, server),
         }
     }
 }

@@ -93,7 +93,7 @@ impl Simulation {
     pub(crate) fn relay_class_of(&mut self, flow: u32) -> Option<u16> {
         let protocol = &self.spec.flows[flow as usize].protocol;
         let spec = protocol.relay()?;
-        let key = format!("{protocol:?}");
+        let key = protocol.relay_key();
         if let Some(i) = self.relay_classes.iter().position(|c| c.key == key) {
             return Some(i as u16);
         }

@@ -173,7 +173,7 @@ impl Simulation {
                 Source::receive_only(),
                 &streams,
             );
-            if datagram {
+            if datagram || flow.protocol.delivers_with_gaps() {
                 sim.endpoints[si as usize].sink = Sink::datagram();
             }
             let hooks = flow.protocol.link_hooks();

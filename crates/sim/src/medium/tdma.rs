@@ -31,7 +31,7 @@ use crate::rng::{splitmix64, Streams};
 pub const SLOT_BYTES: usize = 1500;
 
 /// The slot schedule: which links may send in which slot of each frame,
-/// and how much of its slots each link used.
+/// and how much of its recent slots each link left unused.
 pub struct Schedule {
     pub slot: Duration,
     pub guard: Duration,
@@ -48,12 +48,20 @@ pub struct Schedule {
     frame_first: u32,
     pub frame_len: u32,
     pub by_slot: Vec<Vec<usize>>,
-    /// Per link: slots that passed, and slots that carried a frame.
+    /// Per link: slots that passed.
     pub offered: Vec<u64>,
-    pub used: Vec<u64>,
+    /// Per link: the share of its recent slots left unused, an EWMA with
+    /// gain [`IDLE_GAIN`] per slot offered (1 before any).
+    pub recent_idle: Vec<f64>,
     /// Slots that passed in all.
     pub slots_elapsed: u64,
 }
+
+/// EWMA gain of a link's recent idle share, per slot of the link: the
+/// estimate follows about the link's last 1 / IDLE_GAIN = 32 slots, so a
+/// link that became saturated reports (almost) no rate left within a few
+/// dozen frames, not after as long as it was idle before.
+pub const IDLE_GAIN: f64 = 1.0 / 32.0;
 
 /// Priority of link `link` in frame `epoch` (and extra slot `slot`).
 fn priority(base: u64, link: (NodeId, NodeId), epoch: u64, slot: u64) -> u64 {
@@ -128,13 +136,10 @@ impl Schedule {
         share * (SLOT_BYTES * 8) as f64 / self.slot.as_secs_f64()
     }
 
+    /// The rate a link has left: its capacity times the share of its
+    /// recent slots that went unused (what JTP stamps, §2.1.1).
     pub fn available_bps(&self, link: usize) -> f64 {
-        let idle = if self.offered[link] == 0 {
-            1.0
-        } else {
-            1.0 - self.used[link] as f64 / self.offered[link] as f64
-        };
-        self.capacity_bps(link) * idle
+        self.capacity_bps(link) * self.recent_idle[link]
     }
 
     /// Move to the frame holding slot `index` if it has begun; the local
@@ -256,10 +261,10 @@ impl Tdma {
                     if let Some(t) = self.sched.as_mut() {
                         t.offered[i] += 1;
                     }
-                    if self.x.slot_send(cx, a as usize, b) {
-                        if let Some(t) = self.sched.as_mut() {
-                            t.used[i] += 1;
-                        }
+                    let sent = self.x.slot_send(cx, a as usize, b);
+                    if let Some(t) = self.sched.as_mut() {
+                        let idle = if sent { 0.0 } else { 1.0 };
+                        t.recent_idle[i] += IDLE_GAIN * (idle - t.recent_idle[i]);
                     }
                 }
                 let end = now - guard + slot;
@@ -337,7 +342,7 @@ impl Mac for Tdma {
             frame_len: by_slot.len() as u32,
             by_slot,
             offered: vec![0; k],
-            used: vec![0; k],
+            recent_idle: vec![1.0; k],
             slots_elapsed: 0,
         });
         for s in 0..n {
@@ -371,7 +376,7 @@ impl Mac for Tdma {
     }
 
     /// With the link's available rate: its share of the slots times the
-    /// fraction it left unused.
+    /// fraction of its recent slots it left unused.
     fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
         self.x.link_info(node, nbr, in_range, || {
             let t = self.sched.as_ref()?;

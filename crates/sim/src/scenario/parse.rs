@@ -211,6 +211,7 @@ const FLOW_KEYS: &[&str] = &[
     "e2tcp",
     "rcp",
     "r2cp",
+    "jtp",
 ];
 
 fn flow(

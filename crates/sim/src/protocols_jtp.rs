@@ -1,0 +1,177 @@
+//! JTP as scenarios name it: `jtp` (full reliability unless `[flow.jtp]
+//! loss_tolerance` says otherwise), and the paper's `jtp0`, `jtp10`,
+//! `jtp20` (end-to-end loss tolerance 0, 10, 20%). The ends run the eJTP
+//! source and destination of `joulenet_proto::jtp`, unchanged; every other
+//! node the flow crosses runs one iJTP relay (`ProtocolSpec::relay`).
+//! Options under `[flow.jtp]`, named as `JtpConfig`'s fields; names and
+//! descriptions are listed in `protocols::PROTOCOLS`.
+
+use joulenet_proto::jtp::{JtpConfig, JtpReceiver, JtpRelay, JtpSender};
+use joulenet_proto::{Addr, Agent};
+use joulenet_wire::jtp::Format;
+
+use crate::scenario::reader::{Reader, Result};
+
+pub fn named(name: &str) -> Option<JtpConfig> {
+    let loss_tolerance = match name {
+        "jtp" | "jtp0" => 0.0,
+        "jtp10" => 0.1,
+        "jtp20" => 0.2,
+        _ => return None,
+    };
+    Some(JtpConfig {
+        loss_tolerance,
+        ..JtpConfig::default()
+    })
+}
+
+pub fn name(c: &JtpConfig) -> &'static str {
+    if c.loss_tolerance == 0.1 {
+        "jtp10"
+    } else if c.loss_tolerance == 0.2 {
+        "jtp20"
+    } else {
+        "jtp"
+    }
+}
+
+/// `[flow.jtp]`: every option is a `JtpConfig` field of the same name
+/// (`initial_rate` is `initial_rate_bps`, with units), plus `monitor` and
+/// `controller` sub-tables for the flip-flop filter and PI²/MD. Each value
+/// is checked by `JtpConfig::validate`, whose error names the key.
+pub fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
+    let Some(t) = flow.table("jtp")? else {
+        return Ok(());
+    };
+    if let Some(lt) = t.probability("loss_tolerance")? {
+        if c.loss_tolerance != 0.0 && lt != c.loss_tolerance {
+            return Err(t.error(
+                "loss_tolerance",
+                format!(
+                    "{} fixes the loss tolerance at {}; name protocol \"jtp\" to choose another",
+                    name(c),
+                    c.loss_tolerance
+                ),
+            ));
+        }
+        c.loss_tolerance = lt;
+    }
+    if let Some(f) = t.str("format")? {
+        c.format = match f {
+            "compact" => Format::Compact,
+            "paper" => Format::Paper,
+            other => {
+                return Err(t.error(
+                    "format",
+                    format!("expected \"compact\" or \"paper\" (28-byte data headers, 200-byte ACKs), got \"{other}\""),
+                ))
+            }
+        };
+    }
+    if let Some(v) = t.int_in("packet_size", 1, 65_000)? {
+        c.packet_size = v as usize;
+    }
+    if let Some(v) = t.int_in("priority", 0, 255)? {
+        c.priority = v as u8;
+    }
+    if let Some(v) = t.int_in("energy_budget_uj", 1, u32::MAX as u64)? {
+        c.energy_budget_uj = v as u32;
+    }
+    if let Some(v) = t.f64("budget_factor")? {
+        c.budget_factor = v;
+    }
+    if let Some(v) = t.int_in("attempt_energy_uj", 0, u32::MAX as u64)? {
+        c.attempt_energy_uj = v as u32;
+    }
+    if let Some(v) = t.int_in("max_attempts", 1, 255)? {
+        c.max_attempts = v as u8;
+    }
+    if let Some(v) = t.f64("assumed_link_loss")? {
+        c.assumed_link_loss = Some(v);
+    }
+    if let Some(v) = t.rate("initial_rate")? {
+        c.initial_rate_bps = v as f64;
+    }
+    if let Some(d) = t.duration("feedback_lower_bound")? {
+        c.feedback_lower_bound = d;
+    }
+    if let Some(v) = t.int_in("feedback_packets", 1, 1_000_000)? {
+        c.feedback_packets = v as u32;
+    }
+    if let Some(d) = t.duration("ack_grace")? {
+        c.ack_grace = d;
+    }
+    if let Some(v) = t.f64("late_backoff")? {
+        c.late_backoff = v;
+    }
+    if let Some(v) = t.int_in("max_snack", 1, 1_000_000)? {
+        c.max_snack = v as usize;
+    }
+    if let Some(v) = t.int_in("cache_packets", 0, 10_000_000)? {
+        c.cache_packets = v as usize;
+    }
+    if let Some(m) = t.table("monitor")? {
+        if let Some(v) = m.f64("alpha_stable")? {
+            c.monitor.alpha_stable = v;
+        }
+        if let Some(v) = m.f64("alpha_agile")? {
+            c.monitor.alpha_agile = v;
+        }
+        if let Some(v) = m.f64("beta")? {
+            c.monitor.beta = v;
+        }
+        if let Some(v) = m.int_in("outliers_to_switch", 1, 1_000)? {
+            c.monitor.outliers_to_switch = v as u32;
+        }
+        c.monitor.validate().map_err(|e| m.error(e.key, e.reason))?;
+        m.finish()?;
+    }
+    if let Some(p) = t.table("controller")? {
+        for (key, field) in [
+            ("k_i", &mut c.controller.k_i),
+            ("k_d", &mut c.controller.k_d),
+            ("delta", &mut c.controller.delta),
+            ("min_rate", &mut c.controller.min_rate),
+            ("max_rate", &mut c.controller.max_rate),
+        ] {
+            if let Some(v) = p.f64(key)? {
+                *field = v;
+            }
+        }
+        c.controller
+            .validate()
+            .map_err(|e| p.error(e.key, e.reason))?;
+        p.finish()?;
+    }
+    c.validate().map_err(|e| {
+        let key = match e.key {
+            "initial_rate_bps" => "initial_rate",
+            k => k,
+        };
+        t.error(key, e.reason)
+    })?;
+    t.finish()
+}
+
+/// The eJTP source (client) and destination (server).
+pub fn agents(c: &JtpConfig, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+    (
+        Box::new(JtpSender::new(c.clone(), server).expect("validated by configure")),
+        Box::new(JtpReceiver::new(c.clone()).expect("validated by configure")),
+    )
+}
+
+/// One node's iJTP.
+pub fn relay(c: &JtpConfig) -> Box<dyn Agent> {
+    Box::new(JtpRelay::new(c.clone()).expect("validated by configure"))
+}
+
+/// The relay class: flows share a node's iJTP (its one packet cache, §4)
+/// when the options the relay uses agree; the ends' options (loss
+/// tolerance, rates, feedback) do not split it.
+pub fn relay_key(c: &JtpConfig) -> String {
+    format!(
+        "jtp relay: attempt_energy_uj {} max_attempts {} assumed_link_loss {:?} cache_packets {}",
+        c.attempt_energy_uj, c.max_attempts, c.assumed_link_loss, c.cache_packets
+    )
+}
