@@ -36,6 +36,8 @@ pub enum ProtocolSpec {
     E2tcp(E2tcpConfig, Option<Split>),
     Rcp(joulenet_proto::rcp::RcpConfig),
     R2cp(crate::protocols_r2cp::R2cpSpec),
+    /// Hop: per-hop block transfer, a Hop agent relaying on every node.
+    Hop(joulenet_proto::hop::HopConfig),
 }
 
 /// Every protocol name a scenario accepts, with a one-line description.
@@ -104,6 +106,10 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "r2cp-stripe",
         "application-level striping over one RCP pipe per path",
     ),
+    (
+        "hop",
+        "Hop: reliable per-hop transfer of blocks (TXOP bursts, BSYN/BACK bitmaps), backpressure, ack withholding, micro-blocks, virtual retransmission; a Hop relay on every node (NSDI 2009)",
+    ),
 ];
 
 impl ProtocolSpec {
@@ -132,6 +138,9 @@ impl ProtocolSpec {
         if let Some(s) = crate::protocols_r2cp::named(name) {
             return Some(ProtocolSpec::R2cp(s));
         }
+        if let Some(c) = crate::protocols_hop::named(name) {
+            return Some(ProtocolSpec::Hop(c));
+        }
         let variant: TcpVariant = name.parse().ok()?;
         Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
     }
@@ -146,6 +155,7 @@ impl ProtocolSpec {
             ProtocolSpec::E2tcp(..) => "e2tcp",
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::name(c),
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::name(s),
+            ProtocolSpec::Hop(_) => "hop",
         }
     }
 
@@ -175,6 +185,7 @@ impl ProtocolSpec {
                     make: Box::new(move || Box::new(hop_by_hop_relay(c.clone()))),
                 })
             }
+            ProtocolSpec::Hop(c) => Some(crate::protocols_hop::relay(c)),
             _ => None,
         }
     }
@@ -275,6 +286,7 @@ impl ProtocolSpec {
             }
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::configure(flow, c)?,
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::configure(flow, s)?,
+            ProtocolSpec::Hop(c) => crate::protocols_hop::configure(flow, c)?,
         }
         Ok(())
     }
@@ -315,6 +327,7 @@ impl ProtocolSpec {
             ),
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::agents(c, server),
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::agents(s, client),
+            ProtocolSpec::Hop(c) => crate::protocols_hop::agents(c, server),
         }
     }
 }
