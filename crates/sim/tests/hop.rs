@@ -115,3 +115,61 @@ fn a_file_crosses_a_four_hop_80211b_chain_exactly_once() {
         );
     }
 }
+
+#[test]
+fn flow_hop_options_reach_the_agents_config() {
+    use joulenet_proto::hop::HopConfig;
+    use joulenet_proto::Duration;
+    use joulenet_sim::protocols::ProtocolSpec;
+    let s = scenario(
+        r#"
+[flow]
+protocol = "hop"
+[flow.hop]
+block_size = "64KB"
+frame_len = 1000
+txop_frames = 4
+h = 3
+ack_withholding = false
+micro_block_threshold = "8KB"
+virtual_retransmission = false
+initial_e2e_timeout = "5s"
+ttl = 9
+bsyn_retry = "100ms"
+withhold_idle = "1s"
+pace_queue = 8
+pace_poll = "5ms"
+"#,
+    );
+    let spec = s.spec(&s.points()[0]).unwrap();
+    let ProtocolSpec::Hop(c) = &spec.flows[0].protocol else {
+        panic!("not hop: {:?}", spec.flows[0].protocol);
+    };
+    let want = HopConfig {
+        max_block: 64_000,
+        frame_len: 1000,
+        txop_bytes: 4000,
+        backpressure: Some(3),
+        ack_withholding: false,
+        micro_block: Some(8000),
+        virtual_retransmission: false,
+        initial_e2e_timeout: Duration::from_secs(5),
+        ttl: 9,
+        bsyn_retry: Duration::from_millis(100),
+        withhold_idle: Duration::from_secs(1),
+        pace_queue: Some(8),
+        pace_poll: Duration::from_millis(5),
+    };
+    assert_eq!(c, &want);
+    let off = scenario(
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nbackpressure = false\nmicro_blocks = false\npace_queue = false",
+    );
+    let spec = off.spec(&off.points()[0]).unwrap();
+    let ProtocolSpec::Hop(c) = &spec.flows[0].protocol else {
+        panic!("not hop");
+    };
+    assert_eq!(
+        (c.backpressure, c.micro_block, c.pace_queue),
+        (None, None, None)
+    );
+}
