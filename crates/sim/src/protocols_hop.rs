@@ -16,7 +16,8 @@ pub fn named(name: &str) -> Option<HopConfig> {
     (name == "hop").then(HopConfig::default)
 }
 
-/// `[flow.hop]`: block_size (1 MiB), frame_len (1400), txop_frames (5),
+/// `[flow.hop]`: block_size (1 MiB), frame_len (1400), txop_frames (5: the
+/// TXOP is 8 KB unless given),
 /// backpressure (true), h (1), ack_withholding (true), micro_blocks (true),
 /// micro_block_threshold (16 KiB), virtual_retransmission (true),
 /// initial_e2e_timeout (60 s), ttl (50), bsyn_retry (200 ms),
@@ -34,10 +35,11 @@ pub fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
         }
         c.max_block = b as usize;
     }
-    let txop_frames = t.int_in("txop_frames", 1, 1000)?;
-    // The TXOP is kept in frames when only `frame_len` changes.
-    let frames = txop_frames.map_or(c.frames_per_txop(), |n| n as usize);
-    c.txop_bytes = frames * c.frame_len;
+    // Without `txop_frames` the TXOP stays 8 KB (§4.1's 8160 µs at
+    // 11 Mbit/s), however many frames of `frame_len` that is.
+    if let Some(n) = t.int_in("txop_frames", 1, 1000)? {
+        c.txop_bytes = n as usize * c.frame_len;
+    }
     match t.bool("backpressure")? {
         Some(false) => {
             if t.has("h") {

@@ -198,4 +198,11 @@ pace_poll = "5ms"
         (c.backpressure, c.micro_block, c.pace_queue),
         (None, None, None)
     );
+    // A smaller frame alone keeps the TXOP's 8 KB, in more frames.
+    let small = scenario("[flow]\nprotocol = \"hop\"\n[flow.hop]\nframe_len = 1000");
+    let spec = small.spec(&small.points()[0]).unwrap();
+    let ProtocolSpec::Hop(c) = &spec.flows[0].protocol else {
+        panic!("not hop");
+    };
+    assert_eq!((c.txop_bytes, c.frames_per_txop()), (8 * 1024, 8));
 }
