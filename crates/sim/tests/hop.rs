@@ -90,6 +90,32 @@ fn ten_megabytes_cross_four_lossy_ten_megabit_hops_exactly_once() {
     assert!(min >= 0.65, "{ratios:?}");
 }
 
+/// Found while measuring, not fixed (the agent is proto's, unchanged here):
+/// with virtual retransmission off, at 10 Mbit/s, seeds 1, 3 and 5 stall
+/// after some blocks (seed 1: 6 MB of 10) while the source sends data
+/// frames without end (75 million by the default 24 h stop) and its
+/// end-to-end timeout fires hundreds of thousands of times. At 1 Mbit/s
+/// with a 2 MB file the same switch completes on seeds 1-5.
+#[test]
+#[ignore = "Hop agent livelock with virtual_retransmission = false (docs/hop.md, What is left)"]
+fn without_virtual_retransmission_ten_megabytes_still_complete() {
+    let text = LOSSY_CHAIN
+        .replace("stop = \"120s\"", "stop = \"60s\"")
+        .replace("rate = \"1Mbps\"", "rate = \"10Mbps\"")
+        .replace("delay = \"10ms\"", "delay = \"2ms\"")
+        .replace(
+            "bytes = \"2MB\"",
+            "bytes = \"10MB\"\nhop = { virtual_retransmission = false }",
+        );
+    let r = run_once(&text, 1);
+    let f = &r.flows[0];
+    assert!(
+        f.completed,
+        "{} of 10000000 bytes, {} data packets, {} timeouts",
+        f.bytes_delivered, f.data_packets, f.timeouts
+    );
+}
+
 #[test]
 fn runs_are_deterministic_per_seed() {
     let a = run_once(LOSSY_CHAIN, 7);
