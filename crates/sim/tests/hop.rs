@@ -166,6 +166,10 @@ fn a_file_crosses_a_four_hop_80211b_chain_exactly_once() {
             n.node
         );
     }
+    // Nodes hear their neighbours' frames to others, and the relays living
+    // there are handed them (`Agent::on_overheard`, Hop's cache of §3.2).
+    let overheard = r.medium.as_ref().expect("a medium").overheard;
+    assert!(overheard > 0, "no frame was overheard");
 }
 
 #[test]
