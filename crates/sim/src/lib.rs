@@ -28,6 +28,7 @@ pub mod output;
 pub mod pattern;
 pub mod pcap;
 pub mod protocols;
+pub mod protocols_hop;
 pub mod protocols_jtp;
 pub mod protocols_r2cp;
 pub mod protocols_rcp;

@@ -38,6 +38,8 @@ pub enum ProtocolSpec {
     R2cp(crate::protocols_r2cp::R2cpSpec),
     /// JTP: eJTP at the ends, iJTP on every node between (`protocols_jtp`).
     Jtp(joulenet_proto::jtp::JtpConfig),
+    /// Hop: per-hop block transfer, a Hop agent relaying on every node.
+    Hop(joulenet_proto::hop::HopConfig),
 }
 
 /// Every protocol name a scenario accepts, with a one-line description.
@@ -122,6 +124,10 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
         "jtp20",
         "JTP with 20% end-to-end loss tolerance (the paper's jtp20)",
     ),
+    (
+        "hop",
+        "Hop: reliable per-hop transfer of blocks (TXOP bursts, BSYN/BACK bitmaps), backpressure, ack withholding, micro-blocks, virtual retransmission; a Hop relay on every node (NSDI 2009)",
+    ),
 ];
 
 impl ProtocolSpec {
@@ -153,6 +159,9 @@ impl ProtocolSpec {
         if let Some(c) = crate::protocols_jtp::named(name) {
             return Some(ProtocolSpec::Jtp(c));
         }
+        if let Some(c) = crate::protocols_hop::named(name) {
+            return Some(ProtocolSpec::Hop(c));
+        }
         let variant: TcpVariant = name.parse().ok()?;
         Some(ProtocolSpec::Tcp(TcpConfig::new(variant)))
     }
@@ -168,6 +177,7 @@ impl ProtocolSpec {
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::name(c),
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::name(s),
             ProtocolSpec::Jtp(c) => crate::protocols_jtp::name(c),
+            ProtocolSpec::Hop(_) => "hop",
         }
     }
 
@@ -205,6 +215,7 @@ impl ProtocolSpec {
                     make: Box::new(move || crate::protocols_jtp::relay(&c)),
                 })
             }
+            ProtocolSpec::Hop(c) => Some(crate::protocols_hop::relay(c)),
             _ => None,
         }
     }
@@ -323,6 +334,7 @@ impl ProtocolSpec {
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::configure(flow, c)?,
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::configure(flow, s)?,
             ProtocolSpec::Jtp(c) => crate::protocols_jtp::configure(flow, c)?,
+            ProtocolSpec::Hop(c) => crate::protocols_hop::configure(flow, c)?,
         }
         Ok(())
     }
@@ -364,6 +376,7 @@ impl ProtocolSpec {
             ProtocolSpec::Rcp(c) => crate::protocols_rcp::agents(c, server),
             ProtocolSpec::R2cp(s) => crate::protocols_r2cp::agents(s, client),
             ProtocolSpec::Jtp(c) => crate::protocols_jtp::agents(c, server),
+            ProtocolSpec::Hop(c) => crate::protocols_hop::agents(c, server),
         }
     }
 }

@@ -208,7 +208,8 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "[topology]\nkind = \"chain\"\nhops = 2\n[flow]\nprotocol = \"e2tcp\"\n[flow.e2tcp]\nsplit_at = 1\nrelay_buffer = 10",
         "flow.e2tcp.relay_buffer",
         "between 1 KB and 1 GB",
-    ),    (
+    ),
+    (
         "JTP loss tolerance above 1",
         "[flow]\nprotocol = \"jtp\"\n[flow.jtp]\nloss_tolerance = 1.5",
         "flow.jtp.loss_tolerance",
@@ -310,6 +311,72 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "flow.jtp.controller.k_i",
         "(0, 1)",
     ),
+    (
+        "Hop option misspelt",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nblock_sise = \"64KB\"",
+        "flow.hop.block_sise",
+        "did you mean `block_size`",
+    ),
+    (
+        "Hop block of more than 65535 frames",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nblock_size = \"100MB\"",
+        "flow.hop.block_size",
+        "65535 frames",
+    ),
+    (
+        "Hop TXOP of no frames",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\ntxop_frames = 0",
+        "flow.hop.txop_frames",
+        "",
+    ),
+    (
+        "Hop H of zero blocks",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nh = 0",
+        "flow.hop.h",
+        "",
+    ),
+    (
+        "Hop H with backpressure off",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nbackpressure = false\nh = 2",
+        "flow.hop.h",
+        "backpressure = true",
+    ),
+    (
+        "Hop micro-block threshold with micro-blocks off",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nmicro_blocks = false\nmicro_block_threshold = \"8KB\"",
+        "flow.hop.micro_block_threshold",
+        "micro_blocks = true",
+    ),
+    (
+        "Hop micro-block larger than one BSYN",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nmicro_block_threshold = \"1MB\"",
+        "flow.hop.micro_block_threshold",
+        "one BSYN",
+    ),
+    (
+        "Hop switch that is not a boolean",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nack_withholding = \"yes\"",
+        "flow.hop.ack_withholding",
+        "",
+    ),
+    (
+        "Hop virtual retransmission switch that is not a boolean",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nvirtual_retransmission = 1",
+        "flow.hop.virtual_retransmission",
+        "",
+    ),
+    (
+        "Hop zero end-to-end timeout",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\ninitial_e2e_timeout = \"0s\"",
+        "flow.hop.initial_e2e_timeout",
+        "positive",
+    ),
+    (
+        "Hop zero TTL",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nttl = 0",
+        "flow.hop.ttl",
+        "",
+    ),
 ];
 
 #[test]
@@ -340,6 +407,7 @@ fn the_good_twin_of_each_case_is_accepted() {
         "[output]\nseries_interval = \"1ms\"",
         "[flow.tcp]\nmss = 536\nsack = true",
         "[flow]\napp = \"backlogged\"\nstop = \"1s\"",
+        "[flow]\nprotocol = \"hop\"\n[flow.hop]\nblock_size = \"64KB\"\ntxop_frames = 4\nh = 2\nbackpressure = true\nack_withholding = false\nmicro_blocks = true\nmicro_block_threshold = \"8KB\"\nvirtual_retransmission = false\ninitial_e2e_timeout = \"5s\"\nttl = 10\nbsyn_retry = \"100ms\"\npace_queue = false",
     ] {
         if let Err(e) = Scenario::parse_str(text, "good", scratch_dir()) {
             panic!("rejected a valid scenario ({e}):\n{text}");

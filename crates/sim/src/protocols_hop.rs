@@ -1,0 +1,138 @@
+//! Hop (`docs/hop.md`, issue 13) as scenarios name it: `hop`, options under
+//! `[flow.hop]`. The proto agent runs unchanged: the source and the sink
+//! are the flow's ends, and one Hop agent on every node in between is its
+//! relay (`relays.rs`), taking each block hop by hop. Its name and
+//! description are listed in `protocols::PROTOCOLS`.
+
+use joulenet_proto::hop::agent::HopAgent;
+use joulenet_proto::hop::HopConfig;
+use joulenet_proto::{Addr, Agent};
+use toml::Value;
+
+use crate::relays::{RelayNodes, RelaySpec};
+use crate::scenario::reader::{Reader, Result};
+
+pub fn named(name: &str) -> Option<HopConfig> {
+    (name == "hop").then(HopConfig::default)
+}
+
+/// `[flow.hop]`: block_size (1 MiB), frame_len (1400), txop_frames (5: the
+/// TXOP is 8 KB unless given),
+/// backpressure (true), h (1), ack_withholding (true), micro_blocks (true),
+/// micro_block_threshold (16 KiB), virtual_retransmission (true),
+/// initial_e2e_timeout (60 s), ttl (50), bsyn_retry (200 ms),
+/// withhold_idle (2 s), pace_queue (16, or false), pace_poll (2 ms).
+pub fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
+    let Some(t) = flow.table("hop")? else {
+        return Ok(());
+    };
+    if let Some(n) = t.int_in("frame_len", 1, 65_000)? {
+        c.frame_len = n as usize;
+    }
+    if let Some(b) = t.size("block_size")? {
+        if b == 0 || b > u32::MAX as u64 {
+            return Err(t.error("block_size", "must be between 1 byte and 4 GB"));
+        }
+        c.max_block = b as usize;
+    }
+    // Without `txop_frames` the TXOP stays 8 KB (§4.1's 8160 µs at
+    // 11 Mbit/s), however many frames of `frame_len` that is.
+    if let Some(n) = t.int_in("txop_frames", 1, 1000)? {
+        c.txop_bytes = n as usize * c.frame_len;
+    }
+    match t.bool("backpressure")? {
+        Some(false) => {
+            if t.has("h") {
+                return Err(t.error("h", "only meaningful with `backpressure = true`"));
+            }
+            c.backpressure = None;
+        }
+        Some(true) | None => {
+            if let Some(h) = t.int_in("h", 1, 1_000_000)? {
+                c.backpressure = Some(h as usize);
+            }
+        }
+    }
+    if let Some(on) = t.bool("ack_withholding")? {
+        c.ack_withholding = on;
+    }
+    let threshold = t.size("micro_block_threshold")?;
+    match t.bool("micro_blocks")? {
+        Some(false) => {
+            if threshold.is_some() {
+                return Err(t.error(
+                    "micro_block_threshold",
+                    "only meaningful with `micro_blocks = true`",
+                ));
+            }
+            c.micro_block = None;
+        }
+        Some(true) | None => {
+            if let Some(b) = threshold {
+                // A micro-block rides whole on its BSYN, one IP packet.
+                if !(1..=65_000).contains(&b) {
+                    return Err(t.error(
+                        "micro_block_threshold",
+                        "must be 1..=65000 bytes (a micro-block travels in one BSYN)",
+                    ));
+                }
+                c.micro_block = Some(b as usize);
+            }
+        }
+    }
+    if let Some(on) = t.bool("virtual_retransmission")? {
+        c.virtual_retransmission = on;
+    }
+    if let Some(d) = t.duration("initial_e2e_timeout")? {
+        c.initial_e2e_timeout = d;
+    }
+    if let Some(n) = t.int_in("ttl", 1, 255)? {
+        c.ttl = n as u8;
+    }
+    if let Some(d) = t.duration("bsyn_retry")? {
+        c.bsyn_retry = d;
+    }
+    if let Some(d) = t.duration("withhold_idle")? {
+        c.withhold_idle = d;
+    }
+    match t.get("pace_queue") {
+        None => {}
+        Some(Value::Boolean(false)) => c.pace_queue = None,
+        Some(_) => {
+            let n = t.int_in("pace_queue", 1, 100_000)?.expect("present");
+            c.pace_queue = Some(n as usize);
+        }
+    }
+    if let Some(d) = t.duration("pace_poll")? {
+        c.pace_poll = d;
+    }
+    c.validate().map_err(|e| {
+        // HopConfig's fields under the names the table gives them.
+        let key = match e.key {
+            "max_block" => "block_size",
+            "txop_bytes" => "txop_frames",
+            "backpressure" => "h",
+            k => k,
+        };
+        t.error(key, e.reason)
+    })?;
+    t.finish()
+}
+
+/// One Hop agent per node between the ends: a relay's cache, receiving
+/// side and round-robin scheduler are per node (flows with the same
+/// options share it).
+pub fn relay(c: &HopConfig) -> RelaySpec {
+    let c = c.clone();
+    RelaySpec {
+        nodes: RelayNodes::Every,
+        make: Box::new(move || Box::new(HopAgent::relay(c.clone()))),
+    }
+}
+
+pub fn agents(c: &HopConfig, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+    (
+        Box::new(HopAgent::source(c.clone(), server)),
+        Box::new(HopAgent::sink(c.clone())),
+    )
+}
