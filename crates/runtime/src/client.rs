@@ -252,7 +252,11 @@ pub fn run_client(
             break;
         }
         if conn.is_done() {
-            if file_sha.is_none() {
+            // Through terminating relays our transport's end says only
+            // that relay 1 holds the stream: every sender then waits for
+            // the receiver's verdict (`delivered` for a stream), as a
+            // file's sender always does.
+            if file_sha.is_none() && !relays_terminate {
                 // A sender that never heard from the server (a fast UDP
                 // burst, over before the round trip of address validation)
                 // waits for the `Retry` to repeat its packets with the
