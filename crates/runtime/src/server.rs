@@ -245,7 +245,19 @@ pub fn run_server(
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let epoch = Instant::now();
+    // A one-off server whose connection is over stays while its sender may
+    // still be asking for the verdict (both copies of it can be lost): until
+    // LINGER has passed without a datagram of that connection.
+    let mut one_off_linger: Option<Time> = None;
     loop {
+        if let Some(until) = one_off_linger {
+            if conns.is_empty() && Time(epoch.elapsed().as_nanos() as u64) >= until {
+                if opts.format == Format::Human {
+                    let _ = writeln!(out.clone(), "dropped datagrams: {}", json!(report.counters));
+                }
+                return Ok(report);
+            }
+        }
         let stopping = opts
             .stop
             .as_ref()
@@ -372,10 +384,7 @@ pub fn run_server(
                 }
             }
             if opts.one_off {
-                if opts.format == Format::Human {
-                    let _ = writeln!(out.clone(), "dropped datagrams: {}", json!(report.counters));
-                }
-                return Ok(report);
+                one_off_linger = Some(Time(epoch.elapsed().as_nanos() as u64) + LINGER);
             }
         }
         if stopping {
@@ -401,6 +410,7 @@ pub fn run_server(
                 .map(to_global)
             })
             .min();
+        let deadline = [deadline, one_off_linger].into_iter().flatten().min();
         let now_global = Time(epoch.elapsed().as_nanos() as u64);
         let mut timeout =
             deadline.map(|d| std::time::Duration::from_nanos(d.0.saturating_sub(now_global.0)));
@@ -477,6 +487,9 @@ pub fn run_server(
                         f.resends_left -= 1;
                         c.verdicts_resent += 1;
                         sendq.push((f.close.clone(), from));
+                        if let Some(until) = one_off_linger.as_mut() {
+                            *until = Time(epoch.elapsed().as_nanos() as u64) + LINGER;
+                        }
                     } else if h.kind == Kind::Hello {
                         c.replayed_hello += 1;
                     } else {
@@ -565,6 +578,11 @@ pub fn run_server(
                         "server busy: {} connections, the limit",
                         opts.max_conns
                     ))
+                } else if one_off_linger.is_some() {
+                    // A one-off server has served its connection; it only
+                    // stays to repeat that connection's verdict.
+                    c.refused_busy += 1;
+                    Some("this one-off server has served its connection".to_string())
                 } else {
                     None
                 };
