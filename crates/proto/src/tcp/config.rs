@@ -188,35 +188,14 @@ impl TcpConfig {
     /// Check the options against each other; the error names the option.
     pub fn validate(&self) -> Result<(), crate::ConfigError> {
         use crate::ConfigError;
-        if self.mss == 0 {
-            return Err(ConfigError::new("mss", "must be positive"));
-        }
-        if self.initial_window == 0 {
-            return Err(ConfigError::new(
-                "initial_window",
-                "must be at least one segment",
-            ));
-        }
-        if self.max_rto < self.min_rto {
-            return Err(ConfigError::new(
-                "max_rto",
-                format!("must be at least min_rto ({})", self.min_rto),
-            ));
-        }
+        crate::config_error::check_segment_options(
+            self.mss,
+            self.initial_window,
+            (self.min_rto, self.max_rto),
+            (self.recv_buffer, self.send_buffer),
+        )?;
         if self.initial_rto == Duration::ZERO {
             return Err(ConfigError::new("initial_rto", "must be positive"));
-        }
-        if self.recv_buffer < self.mss as usize {
-            return Err(ConfigError::new(
-                "recv_buffer",
-                "must hold at least one segment",
-            ));
-        }
-        if self.send_buffer < self.mss as usize {
-            return Err(ConfigError::new(
-                "send_buffer",
-                "must hold at least one segment",
-            ));
         }
         if self.sack != self.variant.uses_sack() && self.variant.uses_sack() {
             return Err(ConfigError::new(
