@@ -1,13 +1,17 @@
 //! `joulenet list`: what a scenario can name.
 
 use joulenet_channel::radio::RadioProfile;
-use joulenet_sim::protocols::PROTOCOLS;
+use joulenet_sim::protocols::{entries, Wire};
 use joulenet_sim::scenario::{LOSS_MODELS, TOPOLOGIES};
 
 pub fn list() {
-    println!("protocols (flow.protocol):");
-    for (name, what) in PROTOCOLS {
-        println!("  {name:<16} {what}");
+    println!("protocols (flow.protocol; `real` ones also run with joulenet send/recv --proto):");
+    for e in entries() {
+        let hosts = match e.wire {
+            Wire::Code(_) => "real",
+            Wire::Unavailable(_) => "sim ",
+        };
+        println!("  {:<16} {hosts} {}", e.name, e.about);
     }
     println!("\nloss models (link.loss.model):");
     for (name, what) in LOSS_MODELS {

@@ -46,8 +46,8 @@ pub struct Common {
     #[arg(long, default_value = "60s")]
     pub idle_timeout: String,
     /// Segment size for every protocol, 64..=1400 (TCP/RCP MSS, E2TCP MSS,
-    /// WWP payload); default: TCP/RCP 1400, E2TCP 1000, WWP 1024. Give the
-    /// same value to both ends.
+    /// WWP payload; default 1400, the path MTU's). Give the same value to
+    /// both ends.
     #[arg(long)]
     pub mss: Option<u16>,
     /// Through relays: this end's node id (then `--to-node` on the sending
@@ -115,7 +115,8 @@ pub struct RecvArgs {
 pub struct ClientArgs {
     /// Server, HOST[:PORT] (port 5201 by default)
     pub host: String,
-    /// Protocol: tahoe, reno, newreno, sack, cubic, wwp, e2tcp, rcp, rcp-stp or udp
+    /// Protocol: any `joulenet list` marks `real` (tahoe, reno, newreno,
+    /// sack, cubic, hbh-tcp, udp, wwp, e2tcp, rcp, rcp-stp)
     #[arg(long)]
     pub proto: Protocol,
     /// Bytes to send (e.g. 100MB)
@@ -141,7 +142,8 @@ pub struct SendArgs {
     pub file: PathBuf,
     /// Receiver, HOST[:PORT]
     pub host: String,
-    /// Protocol: tahoe, reno, newreno, sack, cubic, wwp, e2tcp, rcp or rcp-stp
+    /// Protocol: any `joulenet list` marks `real` except udp (files need a
+    /// reliable protocol)
     #[arg(long, default_value = "cubic")]
     pub proto: Protocol,
     /// Through relays: the receiver's node id (with `--node`)

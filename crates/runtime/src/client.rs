@@ -169,7 +169,7 @@ pub fn run_client(
     let mut resumed_from = 0;
     let (source, file_info): (Box<dyn AppSource>, _) = match &opts.app {
         ClientApp::Generate { limit, rate_bps } => {
-            let rate = rate_bps.or((opts.protocol == Protocol::Udp).then_some(1_000_000));
+            let rate = rate_bps.or(opts.protocol.is_datagram().then_some(1_000_000));
             (Box::new(Generator::new(*limit, rate)), None)
         }
         ClientApp::File(path) => {

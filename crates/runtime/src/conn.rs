@@ -4,12 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use joulenet_proto::e2tcp::{E2tcpConfig, E2tcpReceiver, E2tcpSender};
-use joulenet_proto::rcp::{RcpConfig, RcpReceiver, RcpSender};
-use joulenet_proto::tcp::{hop_by_hop_relay, TcpAgent, TcpConfig, TcpVariant};
-use joulenet_proto::udp::{UdpReceiver, UdpSender};
-use joulenet_proto::wwp::{WwpConfig, WwpReceiver, WwpSender};
 use joulenet_proto::{Addr, Agent, Duration, Net, Time, TransportEvent};
+use joulenet_registry::{HostSettings, ProtocolSpec};
 
 use crate::app::{AppSink, AppSource};
 use crate::frame::{self, CloseRepr, Header, Kind, Protocol, HEADER_LEN, TOKEN_LEN};
@@ -26,15 +22,16 @@ pub const CLIENT_ADDR: Addr = Addr::new(2, 40000);
 /// 20 with timestamps and SACK options, 56).
 pub const MAX_SEGMENT: u16 = 1400;
 
-/// Transport knobs the runtime chooses for its agents. The TCP family and
-/// RCP (a TCP clone) share `min_rto`, the buffers and the MSS. Every
-/// protocol's segment is sized to the path MTU, as a host's TCP sizes its
-/// MSS ([`MAX_SEGMENT`]); the other knobs of WWP and E2TCP are their
-/// papers' defaults. (The papers' 1000-byte segments were simulation
-/// parameters; `--mss 1000` restores them. Left at 1000 on a real link,
-/// E2TCP carried 68 bytes of headers per 1000 against kernel TCP's 66 per
-/// 1448, a handicap in every comparison with iperf3 that has nothing to do
-/// with the protocol.)
+/// Transport knobs the runtime chooses for its agents, given to every
+/// protocol through the registry ([`joulenet_registry::Protocol::on_hosts`]):
+/// the TCP family and RCP (a TCP clone) take `min_rto`, the buffers, the
+/// segment and timestamps; WWP and E2TCP take the segment and keep their
+/// papers' other defaults. Every protocol's segment is sized to the path
+/// MTU, as a host's TCP sizes its MSS ([`MAX_SEGMENT`]). (The papers'
+/// 1000-byte segments were simulation parameters; `--mss 1000` restores
+/// them. Left at 1000 on a real link, E2TCP carried 68 bytes of headers per
+/// 1000 against kernel TCP's 66 per 1448, a handicap in every comparison
+/// with iperf3 that has nothing to do with the protocol.)
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tuning {
     /// Lower bound of the retransmission timeout (TCP and RCP). The agents'
@@ -43,14 +40,13 @@ pub struct Tuning {
     pub min_rto: Duration,
     pub send_buffer: usize,
     pub recv_buffer: usize,
+    /// Payload bytes per segment, every protocol (`--mss`).
     pub mss: u16,
     /// RFC 7323 timestamps. On by default in the runtime: without them the
     /// agent times the newest newly acknowledged segment, and under heavy
     /// loss that segment may have waited behind a hole for seconds, which
     /// inflates SRTT and the RTO until transfers crawl (seen at 20% loss).
     pub timestamps: bool,
-    pub wwp: WwpConfig,
-    pub e2tcp: E2tcpConfig,
 }
 
 impl Default for Tuning {
@@ -63,34 +59,16 @@ impl Default for Tuning {
             // (SACK blocks up to 36): keeps every datagram unfragmented.
             mss: MAX_SEGMENT,
             timestamps: true,
-            wwp: WwpConfig {
-                payload: MAX_SEGMENT,
-                ..WwpConfig::default()
-            },
-            e2tcp: E2tcpConfig {
-                mss: MAX_SEGMENT,
-                ..E2tcpConfig::default()
-            },
         }
     }
 }
 
 impl Tuning {
-    pub fn config(&self, variant: TcpVariant) -> TcpConfig {
-        let mut c = TcpConfig::new(variant);
-        c.min_rto = self.min_rto;
-        c.initial_rto = Duration::from_secs(1).max(self.min_rto);
-        c.send_buffer = self.send_buffer;
-        c.recv_buffer = self.recv_buffer;
-        c.mss = self.mss;
-        c.timestamps = self.timestamps;
-        c
-    }
-
     /// One segment size for every protocol (`--mss`): the TCP family's and
     /// RCP's MSS, E2TCP's MSS (its window stays 4–32 segments: at 1400
-    /// bytes 44.8 kB, within its 16-bit SACK offsets) and WWP's fixed payload. Both ends must
-    /// use the same (WWP's receiver times waves by it).
+    /// bytes 44.8 kB, within its 16-bit SACK offsets) and WWP's fixed
+    /// payload. Both ends must use the same (WWP's receiver times waves by
+    /// it). Checked against every protocol the runtime carries.
     pub fn with_segment(mut self, bytes: u16) -> Result<Tuning, String> {
         if !(64..=MAX_SEGMENT).contains(&bytes) {
             return Err(format!(
@@ -98,26 +76,34 @@ impl Tuning {
             ));
         }
         self.mss = bytes;
-        self.e2tcp.mss = bytes;
-        self.wwp.payload = bytes;
-        self.e2tcp.validate()?;
-        self.wwp.validate()?;
+        for p in Protocol::all() {
+            self.spec(p).map_err(|e| format!("{p}: {e}"))?;
+        }
         Ok(self)
     }
 
-    /// RCP with the runtime's RTO floor, MSS and buffers (`stp`: RCP-STP).
-    pub fn rcp(&self, stp: bool) -> RcpConfig {
-        let mut c = if stp {
-            RcpConfig::stp()
-        } else {
-            RcpConfig::default()
-        };
-        c.min_rto = self.min_rto;
-        c.initial_rto = Duration::from_secs(1).max(self.min_rto);
-        c.mss = self.mss;
-        c.send_buffer = self.send_buffer;
-        c.recv_buffer = self.recv_buffer;
-        c
+    fn settings(&self) -> HostSettings {
+        HostSettings {
+            min_rto: self.min_rto,
+            send_buffer: self.send_buffer,
+            recv_buffer: self.recv_buffer,
+            segment: self.mss,
+            timestamps: self.timestamps,
+        }
+    }
+
+    /// `protocol`'s configuration on this host.
+    pub fn spec(&self, protocol: Protocol) -> Result<ProtocolSpec, String> {
+        let mut spec = protocol.spec();
+        spec.on_hosts(&self.settings()).map_err(String::from)?;
+        Ok(spec)
+    }
+
+    fn host_spec(&self, protocol: Protocol) -> ProtocolSpec {
+        // Every setting is checked when it is made (`with_segment`, the
+        // command line), and the defaults by this crate's tests.
+        self.spec(protocol)
+            .unwrap_or_else(|e| panic!("tuning unchecked for {protocol}: {e}"))
     }
 
     /// The data source's agent (the client end), talking to the server.
@@ -128,51 +114,19 @@ impl Tuning {
     /// The data source's agent talking to the server at `server` (through
     /// relays the agents address each other by node: [`crate::route`]).
     pub fn sender_to(&self, protocol: Protocol, server: Addr) -> Box<dyn Agent> {
-        match protocol {
-            Protocol::Tcp(v) => Box::new(TcpAgent::client(self.config(v), server)),
-            Protocol::HbhTcp => {
-                Box::new(TcpAgent::client(self.config(TcpVariant::NewReno), server))
-            }
-            Protocol::Udp => Box::new(UdpSender::new(server)),
-            Protocol::Wwp => Box::new(WwpSender::new(self.wwp.clone(), server)),
-            Protocol::E2tcp => Box::new(E2tcpSender::new(self.e2tcp.clone(), server)),
-            Protocol::Rcp | Protocol::RcpStp => Box::new(RcpSender::new(
-                self.rcp(protocol == Protocol::RcpStp),
-                server,
-            )),
-        }
+        self.host_spec(protocol).agents(CLIENT_ADDR, server).0
     }
 
     /// The data sink's agent (the server end).
     pub fn receiver(&self, protocol: Protocol) -> Box<dyn Agent> {
-        match protocol {
-            Protocol::Tcp(v) => Box::new(TcpAgent::server(self.config(v))),
-            Protocol::HbhTcp => Box::new(TcpAgent::server(self.config(TcpVariant::NewReno))),
-            Protocol::Udp => Box::new(UdpReceiver::new()),
-            Protocol::Wwp => Box::new(WwpReceiver::new(self.wwp.clone())),
-            Protocol::E2tcp => Box::new(E2tcpReceiver::new(self.e2tcp.clone())),
-            Protocol::Rcp | Protocol::RcpStp => {
-                Box::new(RcpReceiver::new(self.rcp(protocol == Protocol::RcpStp)))
-            }
-        }
+        self.host_spec(protocol).agents(CLIENT_ADDR, SERVER_ADDR).1
     }
 
     /// The relay agent a `joulenet relay` node runs for `protocol`, or
     /// `None` when relays simply forward its datagrams (every end-to-end
-    /// protocol). The one place a protocol's relays are named: JTP's and
-    /// Hop's go here.
+    /// protocol). The registry says which protocols run relays.
     pub fn relay_agent(&self, protocol: Protocol) -> Option<Box<dyn Agent>> {
-        match protocol {
-            // Ends and relays alike run NewReno with timestamps; each relay's
-            // buffer is a socket buffer (the receive buffer's size).
-            Protocol::HbhTcp => Some(Box::new(hop_by_hop_relay(self.config(TcpVariant::NewReno)))),
-            Protocol::Tcp(_)
-            | Protocol::Udp
-            | Protocol::Wwp
-            | Protocol::E2tcp
-            | Protocol::Rcp
-            | Protocol::RcpStp => None,
-        }
+        self.host_spec(protocol).relay().map(|r| (r.make)())
     }
 }
 
@@ -352,7 +306,7 @@ impl Connection {
     /// The peer is done (a `Close` datagram).
     pub fn on_close(&mut self) {
         self.peer_closed = true;
-        if self.protocol == Protocol::Udp && !self.is_client {
+        if self.protocol.is_datagram() && !self.is_client {
             self.net.begin_callback();
             self.net.deliver_finished();
             self.after_callback();
@@ -499,7 +453,7 @@ impl Connection {
 
     /// The agent is done and has nothing more to send.
     pub fn is_done(&self) -> bool {
-        if self.protocol == Protocol::Udp && !self.is_client {
+        if self.protocol.is_datagram() && !self.is_client {
             // A datagram receiver never closes by itself: the sender's
             // `Close` (or silence) ends it.
             return self.peer_closed;
@@ -592,12 +546,26 @@ mod tests {
 
     #[test]
     fn one_segment_size_for_every_protocol() {
+        let segments = |t: &Tuning| {
+            let e2tcp = t.spec(Protocol::named("e2tcp")).unwrap();
+            let e2tcp = e2tcp
+                .config_as::<joulenet_registry::e2tcp::E2tcp>()
+                .unwrap();
+            let wwp = t.spec(Protocol::named("wwp")).unwrap();
+            let wwp = wwp.config_as::<joulenet_proto::wwp::WwpConfig>().unwrap();
+            let rcp = t.spec(Protocol::named("rcp")).unwrap();
+            let rcp = rcp.config_as::<joulenet_proto::rcp::RcpConfig>().unwrap();
+            let tcp = t.spec(Protocol::named("cubic")).unwrap();
+            let tcp = tcp.config_as::<joulenet_proto::tcp::TcpConfig>().unwrap();
+            assert_eq!(e2tcp.config.max_window, 32);
+            assert_eq!(rcp.min_rto, t.min_rto);
+            assert!(tcp.timestamps);
+            [e2tcp.config.mss, wwp.payload, rcp.mss, tcp.mss]
+        };
         let t = Tuning::default();
-        assert_eq!((t.mss, t.e2tcp.mss, t.wwp.payload), (1400, 1400, 1400));
-        assert!(t.e2tcp.validate().is_ok() && t.wwp.validate().is_ok());
+        assert_eq!(segments(&t), [1400; 4]);
         let t = Tuning::default().with_segment(1000).unwrap();
-        assert_eq!((t.mss, t.e2tcp.mss, t.wwp.payload), (1000, 1000, 1000));
-        assert_eq!(t.e2tcp.max_window, 32);
+        assert_eq!(segments(&t), [1000; 4]);
         assert!(Tuning::default().with_segment(1401).is_err());
         assert!(Tuning::default().with_segment(10).is_err());
     }
@@ -614,7 +582,7 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for p in Protocol::ALL {
+        for p in Protocol::all() {
             let (mut c, mut s) = pair(p);
             s.start();
             c.start();
@@ -637,7 +605,7 @@ mod tests {
                 s.drain(&mut sink, &mut Vec::new());
                 c.drain(&mut sink, &mut Vec::new());
             }
-            if p != Protocol::Udp {
+            if !p.is_datagram() {
                 let dropped = |k: &Connection| {
                     let st = k.agent.stats();
                     st.malformed_dropped + st.unexpected_dropped

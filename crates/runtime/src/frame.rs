@@ -26,7 +26,7 @@
 
 use core::fmt;
 
-use joulenet_proto::tcp::TcpVariant;
+use joulenet_registry::{Entry, ProtocolSpec, Wire};
 
 pub const MAGIC: [u8; 2] = *b"JN";
 pub const VERSION: u8 = 2;
@@ -95,79 +95,92 @@ impl Kind {
     }
 }
 
-/// The transport protocol of a connection.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    Tcp(TcpVariant),
-    Udp,
-    /// Wave & Wait (`joulenet_proto::wwp`).
-    Wwp,
-    /// E2TCP end to end (`joulenet_proto::e2tcp`; no split proxy).
-    E2tcp,
-    /// RCP with NewReno at the receiver (`joulenet_proto::rcp`).
-    Rcp,
-    /// RCP-STP: the STP-like controller and batched requests.
-    RcpStp,
-    /// Hop-by-hop TCP: NewReno at the ends, and every `joulenet relay` on
-    /// the path terminates the connection and opens the next hop.
-    HbhTcp,
+/// The transport protocol of a connection: an entry of the shared protocol
+/// registry (`joulenet_registry`) that has a code on the wire. The
+/// registry decides which protocols run on real hosts; this type only
+/// carries the choice.
+#[derive(Copy, Clone)]
+pub struct Protocol {
+    entry: &'static Entry,
+    code: u8,
+    /// Asked per datagram, so read from the registry once.
+    datagram: bool,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 11] = [
-        Protocol::Tcp(TcpVariant::Tahoe),
-        Protocol::Tcp(TcpVariant::Reno),
-        Protocol::Tcp(TcpVariant::NewReno),
-        Protocol::Tcp(TcpVariant::Sack),
-        Protocol::Tcp(TcpVariant::Cubic),
-        Protocol::Udp,
-        Protocol::Wwp,
-        Protocol::E2tcp,
-        Protocol::Rcp,
-        Protocol::RcpStp,
-        Protocol::HbhTcp,
-    ];
+    /// Every protocol the runtime carries, in registry order.
+    pub fn all() -> impl Iterator<Item = Protocol> {
+        joulenet_registry::entries().filter_map(|entry| match entry.wire {
+            Wire::Code(code) => Some(Protocol {
+                entry,
+                code,
+                datagram: (entry.make)().is_datagram(),
+            }),
+            Wire::Unavailable(_) => None,
+        })
+    }
 
     /// The protocols that repair losses (files can be sent over them).
     pub fn reliable() -> impl Iterator<Item = Protocol> {
-        Protocol::ALL.into_iter().filter(|p| p.is_reliable())
+        Protocol::all().filter(|p| p.is_reliable())
     }
 
-    pub const fn code(self) -> u8 {
-        match self {
-            Protocol::Tcp(TcpVariant::Tahoe) => 1,
-            Protocol::Tcp(TcpVariant::Reno) => 2,
-            Protocol::Tcp(TcpVariant::NewReno) => 3,
-            Protocol::Tcp(TcpVariant::Sack) => 4,
-            Protocol::Tcp(TcpVariant::Cubic) => 5,
-            Protocol::Udp => 16,
-            Protocol::Wwp => 17,
-            Protocol::E2tcp => 18,
-            Protocol::Rcp => 19,
-            Protocol::RcpStp => 20,
-            Protocol::HbhTcp => 21,
-        }
+    /// The protocol a name written in code stands for.
+    ///
+    /// # Panics
+    /// If `name` is not a runtime protocol: for literals only; names from
+    /// users go through `str::parse`, which says what is wrong.
+    pub fn named(name: &str) -> Protocol {
+        name.parse()
+            .unwrap_or_else(|e| panic!("Protocol::named({name:?}): {e}"))
+    }
+
+    pub fn code(self) -> u8 {
+        self.code
     }
 
     pub fn from_code(code: u8) -> Option<Protocol> {
-        Protocol::ALL.into_iter().find(|p| p.code() == code)
+        Protocol::all().find(|p| p.code == code)
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Tcp(v) => v.name(),
-            Protocol::Udp => "udp",
-            Protocol::Wwp => "wwp",
-            Protocol::E2tcp => "e2tcp",
-            Protocol::Rcp => "rcp",
-            Protocol::RcpStp => "rcp-stp",
-            Protocol::HbhTcp => "hbh-tcp",
-        }
+        self.entry.name
+    }
+
+    /// The protocol's default configuration, to be adapted to the host
+    /// (`crate::conn::Tuning`).
+    pub fn spec(self) -> ProtocolSpec {
+        ProtocolSpec::new((self.entry.make)())
     }
 
     /// Whether the protocol repairs losses (a file can be sent over it).
     pub fn is_reliable(self) -> bool {
-        !matches!(self, Protocol::Udp)
+        !self.is_datagram()
+    }
+
+    /// Messages stay whole, one per datagram (UDP).
+    pub fn is_datagram(self) -> bool {
+        self.datagram
+    }
+}
+
+impl PartialEq for Protocol {
+    fn eq(&self, other: &Protocol) -> bool {
+        self.code == other.code
+    }
+}
+
+impl Eq for Protocol {}
+
+impl core::hash::Hash for Protocol {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.code.hash(state)
+    }
+}
+
+impl fmt::Debug for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -180,22 +193,21 @@ impl fmt::Display for Protocol {
 impl core::str::FromStr for Protocol {
     type Err = String;
     fn from_str(s: &str) -> Result<Protocol, String> {
-        if s.eq_ignore_ascii_case("rcp-eln") {
-            // ELN is the receiver's link layer handing RCP the header of a
-            // frame it received corrupted; a UDP socket never sees such a frame.
-            return Err(
-                "rcp-eln needs explicit loss notification from the receiver's \
-                        link layer, which a UDP socket cannot provide; use rcp or rcp-stp"
-                    .into(),
-            );
+        let lower = s.to_ascii_lowercase();
+        if let Some(p) = Protocol::all().find(|p| p.name() == lower) {
+            return Ok(p);
         }
-        Protocol::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
-                format!("unknown protocol {s:?} (expected {})", names.join(", "))
-            })
+        let names: Vec<&str> = Protocol::all().map(|p| p.name()).collect();
+        match joulenet_registry::entry(&lower).map(|e| e.wire) {
+            Some(Wire::Unavailable(why)) => Err(format!(
+                "{lower} cannot run on real hosts: {why} (the runtime runs {})",
+                names.join(", ")
+            )),
+            _ => Err(format!(
+                "unknown protocol {s:?} (expected {})",
+                names.join(", ")
+            )),
+        }
     }
 }
 
@@ -562,7 +574,7 @@ mod tests {
 
     #[test]
     fn round_trip_every_kind_and_protocol() {
-        for protocol in Protocol::ALL {
+        for protocol in Protocol::all() {
             for kind in [
                 Kind::Hello,
                 Kind::Data,
@@ -586,7 +598,7 @@ mod tests {
     fn malformed_headers_are_errors() {
         let h = Header {
             kind: Kind::Data,
-            protocol: Protocol::Udp,
+            protocol: Protocol::named("udp"),
             conn_id: 7,
         };
         let good = emit(&h, &[]);
@@ -613,17 +625,20 @@ mod tests {
 
     #[test]
     fn protocol_names_parse() {
-        for p in Protocol::ALL {
+        for p in Protocol::all() {
             assert_eq!(p.name().parse::<Protocol>(), Ok(p));
+            assert_eq!(p.name().to_uppercase().parse::<Protocol>(), Ok(p));
         }
         assert!("bbr".parse::<Protocol>().is_err());
         let eln = "rcp-eln".parse::<Protocol>().unwrap_err();
         assert!(eln.contains("link layer"), "{eln}");
         // Codes are distinct.
-        let mut codes: Vec<u8> = Protocol::ALL.iter().map(|p| p.code()).collect();
+        let mut codes: Vec<u8> = Protocol::all().map(|p| p.code()).collect();
         codes.sort();
         codes.dedup();
-        assert_eq!(codes.len(), Protocol::ALL.len());
+        assert_eq!(codes.len(), Protocol::all().count());
+        let jtp = "jtp".parse::<Protocol>().unwrap_err();
+        assert!(jtp.contains("cannot run on real hosts"), "{jtp}");
     }
 
     proptest! {
@@ -633,8 +648,8 @@ mod tests {
         }
 
         #[test]
-        fn round_trip_any(kind in 1u8..=7, proto in 0usize..Protocol::ALL.len(), id in 1u64.., payload in proptest::collection::vec(any::<u8>(), 0..100)) {
-            let h = Header { kind: Kind::from_code(kind).unwrap(), protocol: Protocol::ALL[proto], conn_id: id };
+        fn round_trip_any(kind in 1u8..=7, proto in 0usize..11, id in 1u64.., payload in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let h = Header { kind: Kind::from_code(kind).unwrap(), protocol: Protocol::all().nth(proto).unwrap(), conn_id: id };
             let d = emit(&h, &payload);
             let (h2, p2) = parse(&d).unwrap();
             prop_assert_eq!(h2, h);
@@ -643,7 +658,7 @@ mod tests {
 
         #[test]
         fn header_prefix_mutations_never_panic(id in 1u64.., i in 0usize..16, b in any::<u8>()) {
-            let mut d = emit(&Header { kind: Kind::Data, protocol: Protocol::Udp, conn_id: id }, b"x");
+            let mut d = emit(&Header { kind: Kind::Data, protocol: Protocol::named("udp"), conn_id: id }, b"x");
             d[i] = b;
             let _ = parse(&d);
         }
@@ -653,7 +668,7 @@ mod tests {
     fn golden_version_2_close_with_a_verdict() {
         let h = Header {
             kind: Kind::Close,
-            protocol: Protocol::Tcp(TcpVariant::Cubic),
+            protocol: Protocol::named("cubic"),
             conn_id: 0x0102_0304_0506_0708,
         };
         let c = CloseRepr {
@@ -679,7 +694,7 @@ mod tests {
         let mut d = emit(
             &Header {
                 kind: Kind::Hello,
-                protocol: Protocol::Udp,
+                protocol: Protocol::named("udp"),
                 conn_id: 1,
             },
             &[0; 16],

@@ -835,7 +835,10 @@ mod tests {
         let mut r = relay(5);
         let from = FROM.parse().unwrap();
         let (a, b) = (Addr::new(1, 7), Addr::new(9, 5201));
-        r.on_datagram(&dg(Protocol::Udp, Kind::Hello, a, b, 64, b"x"), from);
+        r.on_datagram(
+            &dg(Protocol::named("udp"), Kind::Hello, a, b, 64, b"x"),
+            from,
+        );
         let sent = r.take_sends();
         assert_eq!(sent.len(), 1);
         assert_eq!(sent[0].1, "127.0.0.1:9".parse().unwrap());
@@ -843,18 +846,32 @@ mod tests {
         assert_eq!(got.route.unwrap().hop_limit, 63);
         assert_eq!(got.payload, b"x");
         // Spent hop limit, no route, for this node, two-party, garbage.
-        r.on_datagram(&dg(Protocol::Udp, Kind::Data, a, b, 1, b"x"), from);
+        r.on_datagram(&dg(Protocol::named("udp"), Kind::Data, a, b, 1, b"x"), from);
         r.on_datagram(
-            &dg(Protocol::Udp, Kind::Data, a, Addr::new(3, 1), 9, b"x"),
+            &dg(
+                Protocol::named("udp"),
+                Kind::Data,
+                a,
+                Addr::new(3, 1),
+                9,
+                b"x",
+            ),
             from,
         );
         r.on_datagram(
-            &dg(Protocol::Udp, Kind::Data, a, Addr::new(5, 1), 9, b"x"),
+            &dg(
+                Protocol::named("udp"),
+                Kind::Data,
+                a,
+                Addr::new(5, 1),
+                9,
+                b"x",
+            ),
             from,
         );
         let h = Header {
             kind: Kind::Data,
-            protocol: Protocol::Udp,
+            protocol: Protocol::named("udp"),
             conn_id: 1,
         };
         r.on_datagram(&frame::emit(&h, b"x"), from);
@@ -936,7 +953,7 @@ mod tests {
         let mut r = Relay::with_agents(
             &opts,
             Box::new(move |p| {
-                (p == Protocol::Udp).then(|| {
+                (p == Protocol::named("udp")).then(|| {
                     Box::new(Stamp {
                         hops: std::rc::Rc::clone(&h2),
                         answered: false,
@@ -952,7 +969,10 @@ mod tests {
         // behind it, and the forwarded `Hello` carries the token again.
         let mut hello = vec![0x33; TOKEN_LEN];
         hello.extend_from_slice(b"hi");
-        r.on_datagram(&dg(Protocol::Udp, Kind::Hello, a, b, 64, &hello), from);
+        r.on_datagram(
+            &dg(Protocol::named("udp"), Kind::Hello, a, b, 64, &hello),
+            from,
+        );
         let sent = r.take_sends();
         assert_eq!(sent.len(), 2, "the forwarded packet and the answer");
         let answer = route::parse(&sent[1].0).unwrap();
@@ -971,12 +991,21 @@ mod tests {
             Ok((Some([0x33; TOKEN_LEN]), &b"hi!"[..]))
         );
         assert_eq!(*hops.borrow(), [1]);
-        r.on_datagram(&dg(Protocol::Udp, Kind::Data, a, b, 64, b"xx"), from);
+        r.on_datagram(
+            &dg(Protocol::named("udp"), Kind::Data, a, b, 64, b"xx"),
+            from,
+        );
         assert!(r.take_sends().is_empty());
-        r.on_datagram(&dg(Protocol::Udp, Kind::Data, a, b, 64, b"bye"), from);
+        r.on_datagram(
+            &dg(Protocol::named("udp"), Kind::Data, a, b, 64, b"bye"),
+            from,
+        );
         assert_eq!(route::parse(&r.take_sends()[0].0).unwrap().payload, b"bye!");
         // Forwarded protocols still pass untouched.
-        r.on_datagram(&dg(Protocol::Wwp, Kind::Data, a, b, 64, b"w"), from);
+        r.on_datagram(
+            &dg(Protocol::named("wwp"), Kind::Data, a, b, 64, b"w"),
+            from,
+        );
         assert_eq!(route::parse(&r.take_sends()[0].0).unwrap().payload, b"w");
         let rep = r.report();
         assert_eq!(
@@ -1036,7 +1065,7 @@ mod tests {
         let mut r = Relay::with_agents(
             &opts,
             Box::new(|p| {
-                (p == Protocol::HbhTcp).then(|| {
+                (p == Protocol::named("hbh-tcp")).then(|| {
                     Box::new(Opener {
                         stats: Default::default(),
                     }) as Box<dyn Agent>
@@ -1046,7 +1075,7 @@ mod tests {
         let from: SocketAddr = FROM.parse().unwrap();
         let server: SocketAddr = "127.0.0.1:9".parse().unwrap();
         let (a, b) = (Addr::new(1, 7), Addr::new(9, 5201));
-        let p = Protocol::HbhTcp;
+        let p = Protocol::named("hbh-tcp");
         // The client's first `Hello`, without a token: the relay's own
         // `Hello` toward the server has none either.
         let mut hello = vec![0; TOKEN_LEN];
@@ -1148,7 +1177,7 @@ mod tests {
         let from = FROM.parse().unwrap();
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let good = dg(
-            Protocol::HbhTcp,
+            Protocol::named("hbh-tcp"),
             Kind::Hello,
             Addr::new(1, 7),
             Addr::new(9, 5201),

@@ -334,7 +334,6 @@ pub fn parse_node(s: &str) -> Result<NodeId, String> {
 mod tests {
     use super::*;
     use crate::frame::{Kind, Protocol};
-    use joulenet_proto::tcp::TcpVariant;
     use proptest::prelude::*;
 
     const GOLDEN_ROUTE: [u8; 16] = [
@@ -364,7 +363,7 @@ mod tests {
     fn routed_datagram_golden_bytes() {
         let h = Header {
             kind: Kind::Data,
-            protocol: Protocol::Tcp(TcpVariant::Sack),
+            protocol: Protocol::named("sack"),
             conn_id: 0x0102_0304_0506_0708,
         };
         let d = emit(&h, &repr(), b"hi");
@@ -384,7 +383,7 @@ mod tests {
     fn routed_integrity_kinds_golden_bytes() {
         let h = Header {
             kind: Kind::Hello,
-            protocol: Protocol::HbhTcp,
+            protocol: Protocol::named("hbh-tcp"),
             conn_id: 0x0102_0304_0506_0708,
         };
         let mut payload = vec![0x5a; frame::TOKEN_LEN];
@@ -436,7 +435,7 @@ mod tests {
     fn two_party_version_is_unchanged_and_has_no_route() {
         let h = Header {
             kind: Kind::Hello,
-            protocol: Protocol::Udp,
+            protocol: Protocol::named("udp"),
             conn_id: 9,
         };
         let d = frame::emit(&h, b"abc");
@@ -450,7 +449,7 @@ mod tests {
     fn malformed_route_headers_are_errors() {
         let h = Header {
             kind: Kind::Data,
-            protocol: Protocol::Udp,
+            protocol: Protocol::named("udp"),
             conn_id: 1,
         };
         let good = emit(&h, &repr(), &[]);
@@ -493,7 +492,7 @@ mod tests {
     fn endpoints_take_only_their_own_framing() {
         let h = Header {
             kind: Kind::Data,
-            protocol: Protocol::Udp,
+            protocol: Protocol::named("udp"),
             conn_id: 5,
         };
         let me = RouteInfo::new(Addr::new(1, 5201), Addr::new(5, 40000));
@@ -560,7 +559,7 @@ mod tests {
 
         #[test]
         fn routed_prefix_mutations_never_panic(i in 0usize..32, b in any::<u8>(), cut in 0usize..40) {
-            let h = Header { kind: Kind::Data, protocol: Protocol::Udp, conn_id: 3 };
+            let h = Header { kind: Kind::Data, protocol: Protocol::named("udp"), conn_id: 3 };
             let mut d = emit(&h, &repr(), b"xyz");
             d[i] = b;
             d.truncate(cut);
@@ -570,7 +569,7 @@ mod tests {
         #[test]
         fn round_trip_any(sn: u32, sp: u16, dn: u32, dp: u16, hl: u8, payload in proptest::collection::vec(any::<u8>(), 0..50)) {
             let r = RouteRepr { src: Addr::new(sn, sp), dst: Addr::new(dn, dp), hop_limit: hl };
-            let h = Header { kind: Kind::Hello, protocol: Protocol::Wwp, conn_id: 77 };
+            let h = Header { kind: Kind::Hello, protocol: Protocol::named("wwp"), conn_id: 77 };
             let d = emit(&h, &r, &payload);
             let got = parse(&d).unwrap();
             prop_assert_eq!(got.route, Some(r));

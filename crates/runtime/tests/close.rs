@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use common::Relay;
 
-use joulenet_proto::tcp::TcpVariant;
 use joulenet_runtime::app::Limit;
 use joulenet_runtime::frame::{self, Kind, Protocol};
 use joulenet_runtime::{run_client, run_server, server, ClientApp, ClientOptions};
@@ -66,7 +65,7 @@ fn a_sender_whose_fin_answers_are_lost_ends_on_the_servers_close() {
 
     let mut copts = ClientOptions::new(
         &relay.addr.to_string(),
-        Protocol::Tcp(TcpVariant::Tahoe),
+        Protocol::named("tahoe"),
         ClientApp::Generate {
             limit: Limit::Bytes(200_000),
             rate_bps: None,

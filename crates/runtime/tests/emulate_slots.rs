@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::thread;
 
 use common::quiet;
-use joulenet_proto::tcp::TcpVariant;
 use joulenet_proto::Duration;
 use joulenet_runtime::app::{hash_file, FileOutcome, Limit};
 use joulenet_runtime::frame::Protocol;
@@ -40,7 +39,7 @@ fn a_long_lived_relay_serves_its_hundredth_client() {
     for i in 0..100 {
         let mut o = ClientOptions::new(
             &relay.to_string(),
-            Protocol::Tcp(TcpVariant::Reno),
+            Protocol::named("reno"),
             ClientApp::Generate {
                 limit: Limit::Bytes(2000),
                 rate_bps: None,

@@ -17,7 +17,6 @@ use std::thread;
 use std::time::{Duration as StdDuration, Instant};
 
 use common::{quiet, Relay};
-use joulenet_proto::tcp::TcpVariant;
 use joulenet_proto::Duration;
 use joulenet_runtime::app::Limit;
 use joulenet_runtime::frame::{self, Header, Kind, Protocol, TOKEN_LEN};
@@ -117,7 +116,7 @@ fn server_for(protocol: Protocol) -> (SocketAddr, Arc<AtomicBool>, thread::JoinH
 
 #[test]
 fn tcp_in_syn_received_is_not_established_by_a_wrong_ack() {
-    let reno = Protocol::Tcp(TcpVariant::Reno);
+    let reno = Protocol::named("reno");
     let (addr, stop, t) = server_for(reno);
     let syn_dgram = captured_syn(addr, reno);
     let (sock, h, syn_ack) = open(addr, &syn_dgram);
@@ -154,8 +153,8 @@ fn tcp_in_syn_received_is_not_established_by_a_wrong_ack() {
 
 #[test]
 fn rcp_receiver_in_syn_received_is_not_established_by_a_packet_without_ack() {
-    let (addr, stop, t) = server_for(Protocol::Rcp);
-    let syn_dgram = captured_syn(addr, Protocol::Rcp);
+    let (addr, stop, t) = server_for(Protocol::named("rcp"));
+    let syn_dgram = captured_syn(addr, Protocol::named("rcp"));
     let (sock, h, syn_ack) = open(addr, &syn_dgram);
     let (syn_ack, _) = rcp::parse(&syn_ack).unwrap();
     assert!(syn_ack.flags.has(RcpFlags::SYN | RcpFlags::ACK));

@@ -22,9 +22,9 @@ use joulenet_runtime::{
     EmulateOptions, Format, ServerMode, ServerOptions, ServerReport,
 };
 
-use joulenet_proto::tcp::TcpVariant;
-
-const CUBIC: Protocol = Protocol::Tcp(TcpVariant::Cubic);
+fn cubic() -> Protocol {
+    Protocol::named("cubic")
+}
 
 type ServerThread = thread::JoinHandle<Result<ServerReport, String>>;
 
@@ -81,7 +81,11 @@ fn slow_link(server: SocketAddr, rate_bps: u64) -> (SocketAddr, Arc<AtomicBool>)
 }
 
 fn send(to: SocketAddr, file: &Path) -> Result<joulenet_runtime::Summary, String> {
-    let mut o = ClientOptions::new(&to.to_string(), CUBIC, ClientApp::File(file.to_path_buf()));
+    let mut o = ClientOptions::new(
+        &to.to_string(),
+        cubic(),
+        ClientApp::File(file.to_path_buf()),
+    );
     o.idle_timeout = Duration::from_secs(5);
     run_client(&o, quiet())
 }
@@ -146,7 +150,7 @@ fn a_stale_connection_expiring_leaves_a_new_transfer_of_its_name_alone() {
         }),
         Box::new(|d| vec![d.to_vec()]),
     );
-    let mut o = ClientOptions::new(&crash.addr.to_string(), CUBIC, ClientApp::File(old));
+    let mut o = ClientOptions::new(&crash.addr.to_string(), cubic(), ClientApp::File(old));
     o.idle_timeout = Duration::from_millis(300);
     assert!(
         run_client(&o, quiet()).is_err(),
@@ -191,7 +195,7 @@ fn send_through(
     let relay = Relay::rewrite(server_addr, up, down);
     let mut o = ClientOptions::new(
         &relay.addr.to_string(),
-        CUBIC,
+        cubic(),
         ClientApp::File(file.to_path_buf()),
     );
     o.idle_timeout = Duration::from_secs(5);

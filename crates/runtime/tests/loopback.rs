@@ -131,7 +131,7 @@ fn transfer(protocol: Protocol, loss: Option<&str>, tag: &str) {
 #[test]
 fn every_tcp_variant_transfers_a_verified_file() {
     for v in TcpVariant::ALL {
-        transfer(Protocol::Tcp(v), None, &format!("clean-{v}"));
+        transfer(Protocol::named(v.name()), None, &format!("clean-{v}"));
     }
 }
 
@@ -139,30 +139,32 @@ fn every_tcp_variant_transfers_a_verified_file() {
 fn every_tcp_variant_survives_5_percent_loss_through_the_emulator() {
     for v in TcpVariant::ALL {
         transfer(
-            Protocol::Tcp(v),
+            Protocol::named(v.name()),
             Some("bernoulli:5%"),
             &format!("lossy-{v}"),
         );
     }
 }
 
-const PAPER_PROTOCOLS: [Protocol; 4] = [
-    Protocol::Wwp,
-    Protocol::E2tcp,
-    Protocol::Rcp,
-    Protocol::RcpStp,
-];
+fn paper_protocols() -> [Protocol; 4] {
+    [
+        Protocol::named("wwp"),
+        Protocol::named("e2tcp"),
+        Protocol::named("rcp"),
+        Protocol::named("rcp-stp"),
+    ]
+}
 
 #[test]
 fn wwp_e2tcp_and_rcp_transfer_a_verified_file() {
-    for p in PAPER_PROTOCOLS {
+    for p in paper_protocols() {
         transfer(p, None, &format!("clean-{p}"));
     }
 }
 
 #[test]
 fn wwp_e2tcp_and_rcp_survive_5_percent_loss_through_the_emulator() {
-    for p in PAPER_PROTOCOLS {
+    for p in paper_protocols() {
         transfer(p, Some("bernoulli:5%"), &format!("lossy-{p}"));
     }
 }
@@ -178,7 +180,7 @@ fn generated_stream_reports_goodput_and_energy() {
     let (addr, server) = discard_server();
     let mut c = ClientOptions::new(
         &addr.to_string(),
-        Protocol::Tcp(TcpVariant::Cubic),
+        Protocol::named("cubic"),
         ClientApp::Generate {
             limit: Limit::Bytes(2_000_000),
             rate_bps: None,
@@ -219,7 +221,7 @@ fn udp_stream_arrives() {
     let (addr, server) = discard_server();
     let c = ClientOptions::new(
         &addr.to_string(),
-        Protocol::Udp,
+        Protocol::named("udp"),
         ClientApp::Generate {
             limit: Limit::Bytes(200_000),
             rate_bps: Some(20_000_000),
@@ -245,7 +247,7 @@ fn strangers_are_counted_and_a_full_server_says_so() {
     let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
     junk.send_to(b"hello world, not joulenet", addr).unwrap();
     junk.send_to(&[0u8; 3], addr).unwrap();
-    for (i, protocol) in Protocol::ALL.into_iter().enumerate() {
+    for (i, protocol) in Protocol::all().enumerate() {
         let stray = frame::emit(
             &Header {
                 kind: Kind::Data,
@@ -259,7 +261,7 @@ fn strangers_are_counted_and_a_full_server_says_so() {
     // A real client is refused, with the reason.
     let c = ClientOptions::new(
         &addr.to_string(),
-        Protocol::Tcp(TcpVariant::Reno),
+        Protocol::named("reno"),
         ClientApp::Generate {
             limit: Limit::Bytes(1000),
             rate_bps: None,
@@ -272,7 +274,7 @@ fn strangers_are_counted_and_a_full_server_says_so() {
     assert_eq!(r.counters.malformed, 2, "{:?}", r.counters);
     assert_eq!(
         r.counters.unknown_connection,
-        Protocol::ALL.len() as u64,
+        Protocol::all().count() as u64,
         "{:?}",
         r.counters
     );

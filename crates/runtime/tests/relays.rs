@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration as StdDuration, Instant};
 
-use joulenet_proto::tcp::TcpVariant;
 use joulenet_proto::{Addr, Duration};
 use joulenet_runtime::app::FileOutcome;
 use joulenet_runtime::frame::{Header, Kind, Protocol};
@@ -201,7 +200,7 @@ impl Chain {
 /// every relay forwarded exactly the datagrams the two ends sent.
 #[test]
 fn file_crosses_three_forwarding_relays_verified_and_seen_at_every_hop() {
-    let (client, report, relays) = through_three(Protocol::Tcp(TcpVariant::Sack), "sack");
+    let (client, report, relays) = through_three(Protocol::named("sack"), "sack");
     let server = &report.summaries[0];
     assert_eq!(
         hop_limits(server),
@@ -254,7 +253,7 @@ const INTEGRITY_EXTRA: u64 = 12;
 /// (61); and each relay's agent is dropped once the flow has ended.
 #[test]
 fn hbh_tcp_terminates_at_three_relays_and_each_forgets_its_agent() {
-    let (client, report, relays) = through_three(Protocol::HbhTcp, "hbh");
+    let (client, report, relays) = through_three(Protocol::named("hbh-tcp"), "hbh");
     let server = &report.summaries[0];
     assert_eq!(hop_limits(server), (64, 64));
     assert_eq!(hop_limits(&client), (61, 64));
@@ -306,10 +305,13 @@ fn hop_limit_is_enforced_and_counted() {
     let chain = Chain::start(3, sink.local_addr().unwrap());
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
     client
-        .send_to(&probe(Protocol::Udp, 4, 3, b"dies"), chain.first())
+        .send_to(&probe(Protocol::named("udp"), 4, 3, b"dies"), chain.first())
         .unwrap();
     client
-        .send_to(&probe(Protocol::Udp, 4, 4, b"lives"), chain.first())
+        .send_to(
+            &probe(Protocol::named("udp"), 4, 4, b"lives"),
+            chain.first(),
+        )
         .unwrap();
     let mut buf = [0u8; 2048];
     let n = sink.recv(&mut buf).expect("the datagram with hop limit 4");
@@ -334,7 +336,7 @@ fn malformed_datagrams_to_a_relay_are_counted() {
         .unwrap();
     let chain = Chain::start(1, sink.local_addr().unwrap());
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let good = probe(Protocol::HbhTcp, 2, 64, &[0x55; 40]);
+    let good = probe(Protocol::named("hbh-tcp"), 2, 64, &[0x55; 40]);
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut malformed = 0;
     for i in 0..600 {
@@ -367,7 +369,10 @@ fn malformed_datagrams_to_a_relay_are_counted() {
     }
     // Still alive: a UDP datagram passes through.
     client
-        .send_to(&probe(Protocol::Udp, 2, 64, b"after"), chain.first())
+        .send_to(
+            &probe(Protocol::named("udp"), 2, 64, b"after"),
+            chain.first(),
+        )
         .unwrap();
     let mut buf = [0u8; 2048];
     let n = sink.recv(&mut buf).expect("the relay still forwards");
@@ -420,7 +425,7 @@ fn routed_generator(first_hop: SocketAddr, protocol: Protocol, bytes: u64) -> Cl
 /// made its connection only on a validated `Hello`.
 #[test]
 fn retry_through_relays_for_forwarded_and_terminating_protocols() {
-    for protocol in [Protocol::Tcp(TcpVariant::Sack), Protocol::HbhTcp] {
+    for protocol in [Protocol::named("sack"), Protocol::named("hbh-tcp")] {
         let stop = Arc::new(AtomicBool::new(false));
         let (server_addr, server) = discard_server(SERVER_NODE, None, stop);
         let chain = Chain::start(3, server_addr);
@@ -441,7 +446,7 @@ fn retry_through_relays_for_forwarded_and_terminating_protocols() {
         for r in &relays {
             assert_eq!(r.malformed + r.no_route + r.hop_limit_drops, 0, "{r:?}");
         }
-        if protocol == Protocol::HbhTcp {
+        if protocol == Protocol::named("hbh-tcp") {
             // Terminated at every relay; the `Retry` crossed them all.
             assert!(relays.iter().all(|r| r.consumed > 0), "{relays:?}");
             assert!(relays.iter().all(|r| r.forwarded >= 1), "{relays:?}");
@@ -454,10 +459,10 @@ fn retry_through_relays_for_forwarded_and_terminating_protocols() {
 /// answered the sender long before the server refuses.
 #[test]
 fn refused_through_relays_reaches_the_sender() {
-    for protocol in [Protocol::Tcp(TcpVariant::Sack), Protocol::HbhTcp] {
+    for protocol in [Protocol::named("sack"), Protocol::named("hbh-tcp")] {
         let stop = Arc::new(AtomicBool::new(false));
         let (server_addr, server) =
-            discard_server(SERVER_NODE, Some(Protocol::Udp), Arc::clone(&stop));
+            discard_server(SERVER_NODE, Some(Protocol::named("udp")), Arc::clone(&stop));
         let chain = Chain::start(3, server_addr);
         let err = run_client(&routed_generator(chain.first(), protocol, 100_000), quiet())
             .expect_err("refused");
@@ -482,7 +487,7 @@ fn refused_through_relays_reaches_the_sender() {
 fn a_kept_prefix_is_resumed_from_through_relays() {
     use joulenet_runtime::app::hash_file;
     use joulenet_runtime::resume;
-    for protocol in [Protocol::Tcp(TcpVariant::Sack), Protocol::HbhTcp] {
+    for protocol in [Protocol::named("sack"), Protocol::named("hbh-tcp")] {
         let dir = tmpdir(&format!("resume-{}", protocol.name()));
         let out = dir.join("out");
         std::fs::create_dir_all(&out).unwrap();

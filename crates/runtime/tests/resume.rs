@@ -14,7 +14,6 @@ use std::thread;
 use std::time::{Duration as StdDuration, Instant};
 
 use common::{make_file, names, quiet, tmpdir, Captured, Relay};
-use joulenet_proto::tcp::TcpVariant;
 use joulenet_proto::Duration;
 use joulenet_runtime::app::hash_file;
 use joulenet_runtime::frame::Protocol;
@@ -23,7 +22,9 @@ use joulenet_runtime::{
     EmulateOptions, Format, ServerMode, ServerOptions, ServerReport,
 };
 
-const SACK: Protocol = Protocol::Tcp(TcpVariant::Sack);
+fn sack() -> Protocol {
+    Protocol::named("sack")
+}
 const SIZE: usize = 3 << 20;
 
 fn recv(
@@ -54,7 +55,7 @@ fn send(
     to: SocketAddr,
     file: &Path,
 ) -> (Result<joulenet_runtime::Summary, String>, serde_json::Value) {
-    let mut o = ClientOptions::new(&to.to_string(), SACK, ClientApp::File(file.to_path_buf()));
+    let mut o = ClientOptions::new(&to.to_string(), sack(), ClientApp::File(file.to_path_buf()));
     o.idle_timeout = Duration::from_millis(400);
     o.format = Format::Json;
     let j = Captured::default();

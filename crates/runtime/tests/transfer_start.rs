@@ -63,7 +63,7 @@ fn a_lost_opening_answer_delays_the_transfer_not_shortens_it() {
 
     let mut copts = ClientOptions::new(
         &relay.addr.to_string(),
-        Protocol::E2tcp,
+        Protocol::named("e2tcp"),
         ClientApp::Generate {
             limit: Limit::For(joulenet_proto::Duration::from_millis(600)),
             rate_bps: Some(20_000_000),

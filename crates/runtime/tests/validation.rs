@@ -13,7 +13,6 @@ use std::thread;
 use std::time::{Duration as StdDuration, Instant};
 
 use common::{quiet, Relay};
-use joulenet_proto::tcp::TcpVariant;
 use joulenet_proto::Duration;
 use joulenet_runtime::app::Limit;
 use joulenet_runtime::frame::{self, Header, Kind, Protocol};
@@ -22,7 +21,9 @@ use joulenet_runtime::{
     ServerReport,
 };
 
-const RENO: Protocol = Protocol::Tcp(TcpVariant::Reno);
+fn reno() -> Protocol {
+    Protocol::named("reno")
+}
 
 fn discard_server(
     max_conns: usize,
@@ -47,7 +48,7 @@ fn discard_server(
 fn small_client(to: SocketAddr) -> ClientOptions {
     let mut o = ClientOptions::new(
         &to.to_string(),
-        RENO,
+        reno(),
         ClientApp::Generate {
             limit: Limit::Bytes(100_000),
             rate_bps: None,
@@ -81,7 +82,7 @@ fn a_flood_of_openings_does_not_lock_out_a_legitimate_client() {
     for i in 0..300u64 {
         let h = Header {
             kind: Kind::Hello,
-            protocol: RENO,
+            protocol: reno(),
             conn_id: 1000 + i,
         };
         let payload: &[u8] = if i % 2 == 0 { &[] } else { &[0u8; 16] };
@@ -112,7 +113,7 @@ fn answers_to_an_unvalidated_address_stay_within_three_times_what_it_sent() {
         stranger.connect(addr).unwrap();
         let h = Header {
             kind: Kind::Hello,
-            protocol: RENO,
+            protocol: reno(),
             conn_id: 77,
         };
         // One datagram at a time, so that each is judged on its own.
@@ -205,7 +206,7 @@ fn a_udp_burst_shorter_than_the_validation_round_trip_arrives() {
     );
     let mut o = ClientOptions::new(
         &relay.addr.to_string(),
-        Protocol::Udp,
+        Protocol::named("udp"),
         ClientApp::Generate {
             limit: Limit::Bytes(20_000),
             rate_bps: Some(50_000_000),

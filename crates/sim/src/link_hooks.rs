@@ -33,6 +33,16 @@ pub struct LinkHooks {
     pub channel_loss: Option<f64>,
 }
 
+impl From<joulenet_registry::Services> for LinkHooks {
+    fn from(s: joulenet_registry::Services) -> LinkHooks {
+        LinkHooks {
+            eln: s.eln,
+            channel_state: s.channel_state,
+            channel_loss: None,
+        }
+    }
+}
+
 /// Corrupted frames waiting for their arrival time, and who wants them.
 #[derive(Debug, Default)]
 pub struct ElnReports {

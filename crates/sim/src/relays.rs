@@ -1,7 +1,7 @@
 //! Relay agents on intermediate nodes: where a packet in transit meets
 //! protocol code before it is forwarded.
 //!
-//! A flow whose protocol runs relays ([`crate::protocols::ProtocolSpec::relay`])
+//! A flow whose protocol runs relays ([`joulenet_registry::Protocol::relay`])
 //! belongs to a *relay class*: flows with the same protocol and options
 //! share one, so one relay agent per node serves all of them (an iJTP cache
 //! or a Hop scheduler is per node, not per flow). Every packet such a flow's
@@ -19,30 +19,7 @@ use crate::event::AgentIndex;
 use crate::frame::Frame;
 use crate::simulation::Simulation;
 
-/// Which nodes run a class's relays.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RelayNodes {
-    /// Every node the flow crosses (iJTP, Hop, hop-by-hop TCP, DTN custody).
-    Every,
-    /// Only these (the E2TCP base station).
-    Only(Vec<NodeId>),
-}
-
-impl RelayNodes {
-    pub fn contains(&self, node: NodeId) -> bool {
-        match self {
-            RelayNodes::Every => true,
-            RelayNodes::Only(nodes) => nodes.contains(&node),
-        }
-    }
-}
-
-/// What a protocol asks of the simulator to run its relays.
-pub struct RelaySpec {
-    pub nodes: RelayNodes,
-    /// Makes the relay agent of one node.
-    pub make: Box<dyn Fn() -> Box<dyn Agent>>,
-}
+pub use joulenet_registry::{RelayNodes, RelaySpec};
 
 /// One relay class: a protocol configuration whose flows share relays.
 pub(crate) struct RelayClass {

@@ -176,7 +176,7 @@ impl Simulation {
             if datagram || flow.protocol.delivers_with_gaps() {
                 sim.endpoints[si as usize].sink = Sink::datagram();
             }
-            let hooks = flow.protocol.link_hooks();
+            let hooks = crate::link_hooks::LinkHooks::from(flow.protocol.services());
             if hooks.eln {
                 core.eln.subscribe(server);
             }

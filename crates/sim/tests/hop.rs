@@ -176,7 +176,6 @@ fn a_file_crosses_a_four_hop_80211b_chain_exactly_once() {
 fn flow_hop_options_reach_the_agents_config() {
     use joulenet_proto::hop::HopConfig;
     use joulenet_proto::Duration;
-    use joulenet_sim::protocols::ProtocolSpec;
     let s = scenario(
         r#"
 [flow]
@@ -198,7 +197,7 @@ pace_poll = "5ms"
 "#,
     );
     let spec = s.spec(&s.points()[0]).unwrap();
-    let ProtocolSpec::Hop(c) = &spec.flows[0].protocol else {
+    let Some(c) = spec.flows[0].protocol.config_as::<HopConfig>() else {
         panic!("not hop: {:?}", spec.flows[0].protocol);
     };
     let want = HopConfig {
@@ -221,7 +220,7 @@ pace_poll = "5ms"
         "[flow]\nprotocol = \"hop\"\n[flow.hop]\nbackpressure = false\nmicro_blocks = false\npace_queue = false",
     );
     let spec = off.spec(&off.points()[0]).unwrap();
-    let ProtocolSpec::Hop(c) = &spec.flows[0].protocol else {
+    let Some(c) = spec.flows[0].protocol.config_as::<HopConfig>() else {
         panic!("not hop");
     };
     assert_eq!(
@@ -231,7 +230,7 @@ pace_poll = "5ms"
     // A smaller frame alone keeps the TXOP's 8 KB, in more frames.
     let small = scenario("[flow]\nprotocol = \"hop\"\n[flow.hop]\nframe_len = 1000");
     let spec = small.spec(&small.points()[0]).unwrap();
-    let ProtocolSpec::Hop(c) = &spec.flows[0].protocol else {
+    let Some(c) = spec.flows[0].protocol.config_as::<HopConfig>() else {
         panic!("not hop");
     };
     assert_eq!((c.txop_bytes, c.frames_per_txop()), (8 * 1024, 8));

@@ -191,15 +191,14 @@ fn jtp10_sends_less_than_jtp0_and_delivers_at_least_90_percent_of_a_lossy_stream
 #[test]
 fn the_names_are_listed_and_flow_jtp_options_reach_the_configuration() {
     use joulenet_proto::jtp::JtpConfig;
-    use joulenet_sim::protocols::{ProtocolSpec, PROTOCOLS};
+    use joulenet_sim::protocols::{entries, ProtocolSpec};
     for (name, lt) in [("jtp", 0.0), ("jtp0", 0.0), ("jtp10", 0.1), ("jtp20", 0.2)] {
         assert!(
-            PROTOCOLS
-                .iter()
-                .any(|(n, what)| *n == name && what.starts_with("JTP")),
+            entries().any(|e| e.name == name && e.about.starts_with("JTP")),
             "{name} is not in `joulenet list`"
         );
-        let Some(ProtocolSpec::Jtp(c)) = ProtocolSpec::named(name) else {
+        let spec = ProtocolSpec::named(name).unwrap();
+        let Some(c) = spec.config_as::<JtpConfig>() else {
             panic!("{name} does not name JTP");
         };
         assert_eq!(c.loss_tolerance, lt);
@@ -225,7 +224,7 @@ controller = { k_i = 0.25 }
 "#,
     );
     let spec = s.spec(&s.points()[0]).unwrap();
-    let ProtocolSpec::Jtp(c) = &spec.flows[0].protocol else {
+    let Some(c) = spec.flows[0].protocol.config_as::<JtpConfig>() else {
         panic!("not JTP");
     };
     let want = JtpConfig {

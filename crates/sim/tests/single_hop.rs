@@ -108,6 +108,31 @@ fn split_at_an_end_is_rejected() {
     assert!(err.to_string().contains("split_at"), "{err}");
 }
 
+/// A proxy off the route would never see the flow: the transfer would run
+/// end to end with E2TCP talking to a wired TCP server, and fail.
+#[test]
+fn split_at_a_node_off_the_route_is_rejected() {
+    let text = SPLIT
+        .replace(
+            "nodes = [\"host\", \"bs\", \"mobile\"]",
+            "nodes = [\"host\", \"bs\", \"mobile\", \"aside\"]",
+        )
+        .replace(
+            "[flow]\n",
+            "[[topology.links]]\na = \"host\"\nb = \"aside\"\nrate = \"10Mbps\"\ndelay = \"1ms\"\n[flow]\n",
+        )
+        .replace("split_at = \"bs\"", "split_at = \"aside\"");
+    let err = Scenario::parse_str(&text, "t", std::env::temp_dir())
+        .and_then(|s| s.spec(&s.points()[0]).map(|_| ()))
+        .unwrap_err();
+    assert_eq!(err.key, "flow.e2tcp.split_at", "{err}");
+    assert!(err.message.contains("not on a shortest route"), "{err}");
+    // The same topology with the proxy on the route is accepted.
+    let on_route = text.replace("split_at = \"aside\"", "split_at = \"bs\"");
+    let s = Scenario::parse_str(&on_route, "t", std::env::temp_dir()).unwrap();
+    s.spec(&s.points()[0]).unwrap();
+}
+
 #[test]
 fn bad_protocol_options_are_rejected_with_the_key() {
     for (table, bad, key) in [

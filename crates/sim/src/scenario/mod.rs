@@ -9,11 +9,10 @@
 mod loss;
 mod medium;
 mod parse;
-pub(crate) mod reader;
+pub(crate) use joulenet_registry::options as reader;
 pub(crate) mod topology;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -25,33 +24,9 @@ pub use loss::MODELS as LOSS_MODELS;
 pub use medium::KINDS as MEDIUM_TOPOLOGIES;
 pub use topology::KINDS as TOPOLOGIES;
 
-/// A scenario key and what is wrong with it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioError {
-    pub key: String,
-    pub message: String,
-}
-
-impl ScenarioError {
-    pub fn new(key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-        ScenarioError {
-            key: key.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.key.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.key, self.message)
-        }
-    }
-}
-
-impl std::error::Error for ScenarioError {}
+/// A scenario key and what is wrong with it (the protocol registry reads
+/// protocol options with the same errors).
+pub use joulenet_registry::OptionError as ScenarioError;
 
 /// One point of a parameter sweep: dotted keys and the values they take.
 pub type ParamPoint = BTreeMap<String, Value>;
@@ -87,7 +62,7 @@ impl Scenario {
     ) -> Result<Scenario, ScenarioError> {
         let table: Table = text.parse().map_err(|e: toml::de::Error| {
             ScenarioError::new("", format!("not valid TOML: {}", e.message().trim()))
-                .with_span(text, e.span())
+                .at_line_of(text, e.span())
         })?;
         if table.is_empty() {
             // An empty file (or one of comments only) would otherwise run
@@ -202,16 +177,6 @@ impl Scenario {
             Some(Value::Integer(i)) if *i >= 0 => *i as u64,
             _ => 1,
         }
-    }
-}
-
-impl ScenarioError {
-    fn with_span(mut self, text: &str, span: Option<std::ops::Range<usize>>) -> ScenarioError {
-        if let Some(span) = span {
-            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-            self.message = format!("line {line}: {}", self.message);
-        }
-        self
     }
 }
 

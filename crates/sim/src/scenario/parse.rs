@@ -14,6 +14,7 @@ use crate::app::AppSpec;
 use crate::medium::MediumSpec;
 use crate::protocols::ProtocolSpec;
 use crate::spec::{FlowSpec, LinkSpec, NodeSpec, OutputSpec, Spec};
+use joulenet_registry::Placement;
 
 pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
     let root = Reader::new(table, "");
@@ -206,12 +207,6 @@ const FLOW_KEYS: &[&str] = &[
     "shape",
     "background",
     "access_category",
-    "tcp",
-    "wwp",
-    "e2tcp",
-    "rcp",
-    "r2cp",
-    "jtp",
 ];
 
 fn flow(
@@ -224,7 +219,7 @@ fn flow(
 ) -> Result<FlowSpec> {
     let protocol_name = r.str("protocol")?.unwrap_or("newreno");
     let mut protocol = ProtocolSpec::named(protocol_name).ok_or_else(|| {
-        let known: Vec<&str> = crate::protocols::PROTOCOLS.iter().map(|p| p.0).collect();
+        let known: Vec<&str> = crate::protocols::entries().map(|e| e.name).collect();
         r.error(
             "protocol",
             format!(
@@ -234,7 +229,6 @@ fn flow(
         )
     })?;
     protocol.configure(r, names)?;
-    protocol.resolve_nodes(r, names)?;
     let from = if r.has("from") {
         node_ref(r, "from", names)?
     } else {
@@ -248,14 +242,18 @@ fn flow(
     if from == to {
         return Err(r.error("to", "a flow needs two different nodes"));
     }
-    if let crate::protocols::ProtocolSpec::E2tcp(_, Some(split)) = &protocol {
-        let at = split.at;
-        if at == from || at == to {
-            return Err(r.error("e2tcp", "split_at must name a node between the flow's ends"));
-        }
-    }
     let port = r.int_in("port", 1, 65_535)?.unwrap_or(5000 + index as u64) as u16;
-    protocol.check_paths(r, (from, to, port), links, names)?;
+    let links: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.a, l.b)).collect();
+    protocol.check_placement(
+        r,
+        &Placement {
+            from,
+            to,
+            port,
+            links: &links,
+            names,
+        },
+    )?;
     let start = r.duration("start")?.unwrap_or(Duration::ZERO);
     let stop = r.duration("stop")?;
     if let Some(stop) = stop {
@@ -271,7 +269,11 @@ fn flow(
         .map(str::to_string)
         .unwrap_or_else(|| format!("{}-{index}", protocol.name()));
     // Defaults in [flow] may serve other applications than this flow's.
-    for k in FLOW_KEYS {
+    for k in FLOW_KEYS
+        .iter()
+        .copied()
+        .chain(joulenet_registry::option_tables())
+    {
         r.allow(k);
     }
     Ok(FlowSpec {

@@ -247,28 +247,7 @@ fn explicit(t: &Reader, defaults: Option<&Reader>, dir: &Path) -> Result<Topolog
     })
 }
 
-/// A node given by index or by name.
-pub fn node_ref(r: &Reader, key: &str, names: &[String]) -> Result<NodeId> {
-    match r.get(key) {
-        Some(Value::Integer(i)) if *i >= 0 && (*i as usize) < names.len() => Ok(*i as NodeId),
-        Some(Value::Integer(i)) => Err(r.error(
-            key,
-            format!("no node {i} (nodes are 0..{})", names.len() - 1),
-        )),
-        Some(Value::String(s)) => names
-            .iter()
-            .position(|n| n == s)
-            .map(|i| i as NodeId)
-            .ok_or_else(|| {
-                r.error(
-                    key,
-                    format!("no node named \"{s}\" (nodes: {})", names.join(", ")),
-                )
-            }),
-        Some(_) => Err(r.error(key, "expected a node index or name")),
-        None => Err(r.error(key, "required key is missing")),
-    }
-}
+pub use joulenet_registry::options::node_ref;
 
 const LINK_KEYS: &[&str] = &[
     "rate",

@@ -1,19 +1,65 @@
-//! Hop (`docs/hop.md`, issue 13) as scenarios name it: `hop`, options under
-//! `[flow.hop]`. The proto agent runs unchanged: the source and the sink
-//! are the flow's ends, and one Hop agent on every node in between is its
-//! relay (`relays.rs`), taking each block hop by hop. Its name and
-//! description are listed in `protocols::PROTOCOLS`.
+//! Hop (`docs/hop.md`): `hop`, options under `[flow.hop]`. The source and
+//! the sink are the flow's ends, and one Hop agent on every node in
+//! between is its relay, taking each block hop by hop.
+
+use std::any::Any;
 
 use joulenet_proto::hop::agent::HopAgent;
 use joulenet_proto::hop::HopConfig;
-use joulenet_proto::{Addr, Agent};
+use joulenet_proto::{Addr, Agent, ConfigError};
 use toml::Value;
 
-use crate::relays::{RelayNodes, RelaySpec};
-use crate::scenario::reader::{Reader, Result};
+use crate::options::{Reader, Result};
+use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire};
 
-pub fn named(name: &str) -> Option<HopConfig> {
-    (name == "hop").then(HopConfig::default)
+const NOT_ON_HOSTS: &str = "Hop runs in the simulator only: joulenet relay does not run \
+    Hop relays yet";
+
+pub const ENTRIES: &[Entry] = &[Entry {
+    name: "hop",
+    about: "Hop: reliable per-hop transfer of blocks (TXOP bursts, BSYN/BACK bitmaps), backpressure, ack withholding, micro-blocks, virtual retransmission; a Hop relay on every node (NSDI 2009)",
+    options: Some("hop"),
+    wire: Wire::Unavailable(NOT_ON_HOSTS),
+    make: || Box::new(Hop(HopConfig::default())),
+}];
+
+#[derive(Clone, Debug)]
+pub struct Hop(pub HopConfig);
+
+impl Protocol for Hop {
+    fn name(&self) -> &'static str {
+        "hop"
+    }
+
+    fn config(&self) -> &dyn Any {
+        &self.0
+    }
+
+    fn configure(&mut self, flow: &Reader, _names: &[String]) -> Result<()> {
+        configure(flow, &mut self.0)
+    }
+
+    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
+        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    }
+
+    fn agents(&self, _client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        (
+            Box::new(HopAgent::source(self.0.clone(), server)),
+            Box::new(HopAgent::sink(self.0.clone())),
+        )
+    }
+
+    /// One Hop agent per node between the ends: a relay's cache, receiving
+    /// side and round-robin scheduler are per node (flows with the same
+    /// options share it).
+    fn relay(&self) -> Option<RelaySpec> {
+        let c = self.0.clone();
+        Some(RelaySpec {
+            nodes: RelayNodes::Every,
+            make: Box::new(move || Box::new(HopAgent::relay(c.clone()))),
+        })
+    }
 }
 
 /// `[flow.hop]`: block_size (1 MiB), frame_len (1400), txop_frames (5: the
@@ -22,7 +68,7 @@ pub fn named(name: &str) -> Option<HopConfig> {
 /// micro_block_threshold (16 KiB), virtual_retransmission (true),
 /// initial_e2e_timeout (60 s), ttl (50), bsyn_retry (200 ms),
 /// withhold_idle (2 s), pace_queue (16, or false), pace_poll (2 ms).
-pub fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
+fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
     let Some(t) = flow.table("hop")? else {
         return Ok(());
     };
@@ -117,22 +163,4 @@ pub fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
         t.error(key, e.reason)
     })?;
     t.finish()
-}
-
-/// One Hop agent per node between the ends: a relay's cache, receiving
-/// side and round-robin scheduler are per node (flows with the same
-/// options share it).
-pub fn relay(c: &HopConfig) -> RelaySpec {
-    let c = c.clone();
-    RelaySpec {
-        nodes: RelayNodes::Every,
-        make: Box::new(move || Box::new(HopAgent::relay(c.clone()))),
-    }
-}
-
-pub fn agents(c: &HopConfig, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
-    (
-        Box::new(HopAgent::source(c.clone(), server)),
-        Box::new(HopAgent::sink(c.clone())),
-    )
 }

@@ -1,31 +1,117 @@
-//! JTP as scenarios name it: `jtp` (full reliability unless `[flow.jtp]
-//! loss_tolerance` says otherwise), and the paper's `jtp0`, `jtp10`,
-//! `jtp20` (end-to-end loss tolerance 0, 10, 20%). The ends run the eJTP
-//! source and destination of `joulenet_proto::jtp`, unchanged; every other
-//! node the flow crosses runs one iJTP relay (`ProtocolSpec::relay`).
-//! Options under `[flow.jtp]`, named as `JtpConfig`'s fields; names and
-//! descriptions are listed in `protocols::PROTOCOLS`.
+//! JTP: `jtp` (full reliability unless `[flow.jtp] loss_tolerance` says
+//! otherwise), and the paper's `jtp0`, `jtp10`, `jtp20` (end-to-end loss
+//! tolerance 0, 10, 20%). The ends run the eJTP source and destination of
+//! `joulenet_proto::jtp`; every other node the flow crosses runs one iJTP
+//! relay. Options under `[flow.jtp]`, named as `JtpConfig`'s fields.
+
+use std::any::Any;
 
 use joulenet_proto::jtp::{JtpConfig, JtpReceiver, JtpRelay, JtpSender};
-use joulenet_proto::{Addr, Agent};
+use joulenet_proto::{Addr, Agent, ConfigError};
 use joulenet_wire::jtp::Format;
 
-use crate::scenario::reader::{Reader, Result};
+use crate::options::{Reader, Result};
+use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire};
 
-pub fn named(name: &str) -> Option<JtpConfig> {
-    let loss_tolerance = match name {
-        "jtp" | "jtp0" => 0.0,
-        "jtp10" => 0.1,
-        "jtp20" => 0.2,
-        _ => return None,
-    };
-    Some(JtpConfig {
+/// eJTP and iJTP over UDP need a relay's measured link loss and available
+/// rate (issue 14), which `joulenet relay` does not measure yet.
+const NOT_ON_HOSTS: &str = "JTP runs in the simulator only: its relays need link loss and \
+    available-rate measurements that joulenet relay does not make yet";
+
+pub const ENTRIES: &[Entry] = &[
+    Entry {
+        name: "jtp",
+        about: "JTP: receiver-set rate (flip-flop monitor, PI²/MD), per-packet link attempts from the loss tolerance, iJTP packet cache on every hop answering SNACKs; full reliability unless [flow.jtp] loss_tolerance says otherwise",
+        options: Some("jtp"),
+        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        make: || Box::new(with_tolerance(0.0)),
+    },
+    Entry {
+        name: "jtp0",
+        about: "JTP with loss tolerance 0: every packet delivered (the paper's jtp0)",
+        options: Some("jtp"),
+        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        make: || Box::new(with_tolerance(0.0)),
+    },
+    Entry {
+        name: "jtp10",
+        about: "JTP with 10% end-to-end loss tolerance: fewer link attempts per hop, holes within 10% given up (the paper's jtp10)",
+        options: Some("jtp"),
+        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        make: || Box::new(with_tolerance(0.1)),
+    },
+    Entry {
+        name: "jtp20",
+        about: "JTP with 20% end-to-end loss tolerance (the paper's jtp20)",
+        options: Some("jtp"),
+        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        make: || Box::new(with_tolerance(0.2)),
+    },
+];
+
+#[derive(Clone, Debug)]
+pub struct Jtp(pub JtpConfig);
+
+fn with_tolerance(loss_tolerance: f64) -> Jtp {
+    Jtp(JtpConfig {
         loss_tolerance,
         ..JtpConfig::default()
     })
 }
 
-pub fn name(c: &JtpConfig) -> &'static str {
+impl Protocol for Jtp {
+    fn name(&self) -> &'static str {
+        name(&self.0)
+    }
+
+    fn config(&self) -> &dyn Any {
+        &self.0
+    }
+
+    fn configure(&mut self, flow: &Reader, _names: &[String]) -> Result<()> {
+        configure(flow, &mut self.0)
+    }
+
+    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
+        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    }
+
+    /// The eJTP source (client) and destination (server).
+    fn agents(&self, _client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        (
+            Box::new(JtpSender::new(self.0.clone(), server).expect("validated by configure")),
+            Box::new(JtpReceiver::new(self.0.clone()).expect("validated by configure")),
+        )
+    }
+
+    /// iJTP runs on every hop (§2.2.2), one agent per node.
+    fn relay(&self) -> Option<RelaySpec> {
+        let c = self.0.clone();
+        Some(RelaySpec {
+            nodes: RelayNodes::Every,
+            make: Box::new(move || {
+                Box::new(JtpRelay::new(c.clone()).expect("validated by configure"))
+            }),
+        })
+    }
+
+    /// Flows share a node's iJTP (its one packet cache, §4) when the
+    /// options the relay uses agree; the ends' options (loss tolerance,
+    /// rates, feedback) do not split it.
+    fn relay_key(&self) -> String {
+        let c = &self.0;
+        format!(
+            "jtp relay: attempt_energy_uj {} max_attempts {} assumed_link_loss {:?} cache_packets {}",
+            c.attempt_energy_uj, c.max_attempts, c.assumed_link_loss, c.cache_packets
+        )
+    }
+
+    fn delivers_with_gaps(&self) -> bool {
+        self.0.loss_tolerance > 0.0
+    }
+}
+
+fn name(c: &JtpConfig) -> &'static str {
     if c.loss_tolerance == 0.1 {
         "jtp10"
     } else if c.loss_tolerance == 0.2 {
@@ -39,7 +125,7 @@ pub fn name(c: &JtpConfig) -> &'static str {
 /// (`initial_rate` is `initial_rate_bps`, with units), plus `monitor` and
 /// `controller` sub-tables for the flip-flop filter and PI²/MD. Each value
 /// is checked by `JtpConfig::validate`, whose error names the key.
-pub fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
+fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
     let Some(t) = flow.table("jtp")? else {
         return Ok(());
     };
@@ -151,27 +237,4 @@ pub fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
         t.error(key, e.reason)
     })?;
     t.finish()
-}
-
-/// The eJTP source (client) and destination (server).
-pub fn agents(c: &JtpConfig, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
-    (
-        Box::new(JtpSender::new(c.clone(), server).expect("validated by configure")),
-        Box::new(JtpReceiver::new(c.clone()).expect("validated by configure")),
-    )
-}
-
-/// One node's iJTP.
-pub fn relay(c: &JtpConfig) -> Box<dyn Agent> {
-    Box::new(JtpRelay::new(c.clone()).expect("validated by configure"))
-}
-
-/// The relay class: flows share a node's iJTP (its one packet cache, §4)
-/// when the options the relay uses agree; the ends' options (loss
-/// tolerance, rates, feedback) do not split it.
-pub fn relay_key(c: &JtpConfig) -> String {
-    format!(
-        "jtp relay: attempt_energy_uj {} max_attempts {} assumed_link_loss {:?} cache_packets {}",
-        c.attempt_energy_uj, c.max_attempts, c.assumed_link_loss, c.cache_packets
-    )
 }

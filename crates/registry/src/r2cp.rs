@@ -1,4 +1,4 @@
-//! R²CP as scenarios name it: `r2cp` (rank scheduling), `r2cp-s` (first
+//! R²CP: `r2cp` (rank scheduling), `r2cp-s` (first
 //! come, first served) and `r2cp-stripe` (application-level striping over
 //! the same pipes). The flow's `from` node is the first path's sender; more
 //! senders come from `[flow.r2cp] servers` (node names or indices), each an
@@ -19,14 +19,45 @@
 //! `stripe_block` (segments per stripe, 8), `mss`, `initial_window`,
 //! `min_rto`.
 
+use std::any::Any;
+
 use joulenet_proto::r2cp::{PathSpec, R2cpConfig, R2cpReceiver, Scheduler, TokenBucket};
 use joulenet_proto::rcp::RcpSender;
-use joulenet_proto::{Addr, Agent, NodeId};
+use joulenet_proto::{Addr, Agent, ConfigError, NodeId};
 use toml::Value;
 
-use crate::scenario::reader::{Reader, Result};
-use crate::scenario::topology::node_ref;
-use crate::spec::LinkSpec;
+use crate::graph::{adjacent, reachable_avoiding};
+use crate::options::{node_ref, Reader, Result};
+use crate::protocol::{Entry, HostSettings, Placement, Protocol, Wire};
+
+/// R²CP's receiver is one multi-homed host with an interface per path;
+/// on real hosts that is issue 20's namespaces, not yet built.
+const NOT_ON_HOSTS: &str = "R²CP needs a multi-homed receiver with one interface per path; \
+    the runtime does not run it yet";
+
+pub const ENTRIES: &[Entry] = &[
+    Entry {
+        name: "r2cp",
+        about: "R²CP: multi-homed receiver, one RCP pipe per path, rank scheduling",
+        options: Some("r2cp"),
+        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        make: || Box::new(named(Scheduler::Rank)),
+    },
+    Entry {
+        name: "r2cp-s",
+        about: "R²CP-s: R²CP with first-come-first-served binding",
+        options: Some("r2cp"),
+        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        make: || Box::new(named(Scheduler::Fcfs)),
+    },
+    Entry {
+        name: "r2cp-stripe",
+        about: "application-level striping over one RCP pipe per path",
+        options: Some("r2cp"),
+        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        make: || Box::new(named(Scheduler::Stripe(8))),
+    },
+];
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct R2cpSpec {
@@ -47,32 +78,61 @@ pub struct SharedPath {
     pub via: Option<NodeId>,
 }
 
-pub fn named(name: &str) -> Option<R2cpSpec> {
-    let scheduler = match name {
-        "r2cp" => Scheduler::Rank,
-        "r2cp-s" => Scheduler::Fcfs,
-        "r2cp-stripe" => Scheduler::Stripe(8),
-        _ => return None,
-    };
-    Some(R2cpSpec {
+fn named(scheduler: Scheduler) -> R2cpSpec {
+    R2cpSpec {
         cfg: R2cpConfig {
             scheduler,
             ..R2cpConfig::default()
         },
         servers: Vec::new(),
         paths: Vec::new(),
-    })
-}
-
-pub fn name(s: &R2cpSpec) -> &'static str {
-    match s.cfg.scheduler {
-        Scheduler::Rank => "r2cp",
-        Scheduler::Fcfs => "r2cp-s",
-        Scheduler::Stripe(_) => "r2cp-stripe",
     }
 }
 
-pub fn configure(flow: &Reader, s: &mut R2cpSpec) -> Result<()> {
+impl Protocol for R2cpSpec {
+    fn name(&self) -> &'static str {
+        match self.cfg.scheduler {
+            Scheduler::Rank => "r2cp",
+            Scheduler::Fcfs => "r2cp-s",
+            Scheduler::Stripe(_) => "r2cp-stripe",
+        }
+    }
+
+    fn config(&self) -> &dyn Any {
+        self
+    }
+
+    fn configure(&mut self, flow: &Reader, names: &[String]) -> Result<()> {
+        configure(flow, self)?;
+        resolve(flow, self, names)
+    }
+
+    fn check_placement(&self, flow: &Reader, place: &Placement) -> Result<()> {
+        check(flow, self, place)
+    }
+
+    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
+        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    }
+
+    fn agents(&self, client: Addr, _server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        agents(self, client)
+    }
+
+    fn extra_agents(&self, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
+        extra_agents(self, client)
+    }
+
+    fn extra_addrs(&self, client: Addr) -> Vec<Addr> {
+        extra_addrs(self, client)
+    }
+
+    fn pinned(&self, client: Addr) -> Vec<(Addr, NodeId)> {
+        pinned(self, client)
+    }
+}
+
+fn configure(flow: &Reader, s: &mut R2cpSpec) -> Result<()> {
     let Some(t) = flow.table("r2cp")? else {
         return Ok(());
     };
@@ -115,7 +175,7 @@ pub fn configure(flow: &Reader, s: &mut R2cpSpec) -> Result<()> {
 pub const MAX_PATHS: usize = 64;
 
 /// `servers` names nodes, so it is read once the topology's names are known.
-pub fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> {
+fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> {
     let Some(t) = flow.table("r2cp")? else {
         return Ok(());
     };
@@ -175,13 +235,8 @@ pub fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> 
 /// `paths` once the flow's ends are known: every path must leave the
 /// receiver `to` through a neighbour, reach its server without coming back
 /// through `to`, and the first must be the flow's own `from`.
-pub fn check(
-    flow: &Reader,
-    s: &R2cpSpec,
-    (from, to, port): (NodeId, NodeId, u16),
-    links: &[LinkSpec],
-    names: &[String],
-) -> Result<()> {
+fn check(flow: &Reader, s: &R2cpSpec, place: &Placement) -> Result<()> {
+    let (from, to, port, names) = (place.from, place.to, place.port, place.names);
     if s.paths.is_empty() {
         return Ok(());
     }
@@ -198,11 +253,6 @@ pub fn check(
             ),
         ));
     }
-    let adjacent = |a: NodeId, b: NodeId| {
-        links
-            .iter()
-            .any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
-    };
     for (i, (p, (table, key))) in s.paths.iter().zip(items).enumerate() {
         let r = Reader::new(table, &key);
         if i == 0 && p.server != from {
@@ -218,7 +268,7 @@ pub fn check(
             return Err(r.error("server", "the receiver cannot be its own server"));
         }
         if let Some(via) = p.via {
-            if !adjacent(to, via) {
+            if !adjacent(place.links, to, via) {
                 return Err(r.error(
                     "via",
                     format!(
@@ -227,7 +277,7 @@ pub fn check(
                     ),
                 ));
             }
-            if via != p.server && !reachable_avoiding(links, via, p.server, to) {
+            if via != p.server && !reachable_avoiding(place.links, via, p.server, to) {
                 return Err(r.error(
                     "via",
                     format!(
@@ -242,30 +292,6 @@ pub fn check(
         }
     }
     Ok(())
-}
-
-fn reachable_avoiding(links: &[LinkSpec], from: NodeId, to: NodeId, avoid: NodeId) -> bool {
-    let mut seen = vec![from, avoid];
-    let mut stack = vec![from];
-    while let Some(u) = stack.pop() {
-        if u == to {
-            return true;
-        }
-        for l in links {
-            let v = if l.a == u {
-                l.b
-            } else if l.b == u {
-                l.a
-            } else {
-                continue;
-            };
-            if !seen.contains(&v) {
-                seen.push(v);
-                stack.push(v);
-            }
-        }
-    }
-    false
 }
 
 /// The paths' senders: (sender address, pinned neighbour of the receiver).
@@ -285,14 +311,14 @@ fn senders(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Option<NodeId>)> {
 
 /// The pipes to pin, for both directions: (sender address, receiver's
 /// neighbour the pipe goes through). Only `paths` entries with `via`.
-pub fn pinned(s: &R2cpSpec, client: Addr) -> Vec<(Addr, NodeId)> {
+fn pinned(s: &R2cpSpec, client: Addr) -> Vec<(Addr, NodeId)> {
     senders(s, client)
         .into_iter()
         .filter_map(|(a, via)| Some((a, via?)))
         .collect()
 }
 
-pub fn agents(s: &R2cpSpec, client: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+fn agents(s: &R2cpSpec, client: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
     let mut cfg = s.cfg.clone();
     cfg.paths = senders(s, client)
         .into_iter()
@@ -305,7 +331,7 @@ pub fn agents(s: &R2cpSpec, client: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
 }
 
 /// Where the other senders listen.
-pub fn extra_addrs(s: &R2cpSpec, client: Addr) -> Vec<Addr> {
+fn extra_addrs(s: &R2cpSpec, client: Addr) -> Vec<Addr> {
     senders(s, client)
         .into_iter()
         .skip(1)
@@ -315,7 +341,7 @@ pub fn extra_addrs(s: &R2cpSpec, client: Addr) -> Vec<Addr> {
 
 /// The other senders, each listening at its node on its path's port (the
 /// flow's port with `servers`, the flow's port + path index with `paths`).
-pub fn extra_agents(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
+fn extra_agents(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
     extra_addrs(s, client)
         .into_iter()
         .map(|addr| {

@@ -1,0 +1,145 @@
+//! The registry's own promises: every name is unique and made as itself,
+//! runtime codes never collide, and options are checked with the key named.
+
+use joulenet_proto::Addr;
+use toml::Table;
+
+use crate::options::Reader;
+use crate::{by_code, entries, entry, HostSettings, ProtocolSpec, Wire};
+
+fn hosts() -> HostSettings {
+    HostSettings {
+        min_rto: joulenet_proto::Duration::from_millis(200),
+        send_buffer: 4 << 20,
+        recv_buffer: 4 << 20,
+        segment: 1400,
+        timestamps: true,
+    }
+}
+
+#[test]
+fn every_name_is_unique_and_made_as_itself() {
+    let mut names: Vec<&str> = entries().map(|e| e.name).collect();
+    let n = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), n, "a protocol name is listed twice");
+    for e in entries() {
+        let spec = ProtocolSpec::named(e.name).unwrap();
+        // jtp0 is jtp with its default loss tolerance: the same protocol.
+        let expected = if e.name == "jtp0" { "jtp" } else { e.name };
+        assert_eq!(spec.name(), expected);
+        assert!(!e.about.is_empty());
+    }
+    assert!(entry("nope").is_none());
+}
+
+#[test]
+fn runtime_codes_are_unique_and_round_trip() {
+    let mut codes = Vec::new();
+    for e in entries() {
+        if let Wire::Code(c) = e.wire {
+            assert!(!codes.contains(&c), "code {c} used twice");
+            codes.push(c);
+            assert_eq!(by_code(c).unwrap().name, e.name);
+        }
+    }
+    // The codes the runtime has used since framing v2 (docs/wire.md).
+    let expected: [(u8, &str); 11] = [
+        (1, "tahoe"),
+        (2, "reno"),
+        (3, "newreno"),
+        (4, "sack"),
+        (5, "cubic"),
+        (16, "udp"),
+        (17, "wwp"),
+        (18, "e2tcp"),
+        (19, "rcp"),
+        (20, "rcp-stp"),
+        (21, "hbh-tcp"),
+    ];
+    for (code, name) in expected {
+        assert_eq!(by_code(code).map(|e| e.name), Some(name));
+    }
+    assert_eq!(codes.len(), expected.len());
+}
+
+#[test]
+fn what_has_a_code_runs_on_hosts_and_what_has_none_says_why() {
+    for e in entries() {
+        let mut spec = ProtocolSpec::named(e.name).unwrap();
+        let tuned = spec.on_hosts(&hosts());
+        match e.wire {
+            Wire::Code(_) => {
+                tuned.unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                let (_client, _server) = spec.agents(Addr::new(0, 1), Addr::new(1, 1));
+            }
+            Wire::Unavailable(why) => {
+                assert!(tuned.is_err(), "{} has no code but accepted hosts", e.name);
+                assert!(!why.is_empty());
+            }
+        }
+    }
+}
+
+fn configure(name: &str, text: &str) -> Result<ProtocolSpec, crate::OptionError> {
+    let table: Table = text.parse().unwrap();
+    let names = ["a".to_string(), "b".to_string(), "c".to_string()];
+    let mut spec = ProtocolSpec::named(name).unwrap();
+    spec.configure(&Reader::new(&table, "flow"), &names)?;
+    Ok(spec)
+}
+
+#[test]
+fn options_errors_name_the_key() {
+    let cases = [
+        ("sack", "[tcp]\nmss = 10", "flow.tcp.mss"),
+        (
+            "newreno",
+            "[tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\"",
+            "flow.tcp.max_rto",
+        ),
+        ("sack", "[tcp]\nsack = false", "flow.tcp.sack"),
+        ("reno", "[tcp]\nmsss = 1000", "flow.tcp.msss"),
+        (
+            "wwp",
+            "[wwp]\nlevels = 15\nsegments_per_level = 20",
+            "flow.wwp.segments_per_level",
+        ),
+        (
+            "e2tcp",
+            "[e2tcp]\nmin_window = 40\nmax_window = 8",
+            "flow.e2tcp.min_window",
+        ),
+        ("e2tcp", "[e2tcp]\nsplit_at = \"zz\"", "flow.e2tcp.split_at"),
+        ("e2tcp", "[e2tcp]\nwired = \"cubic\"", "flow.e2tcp.wired"),
+        ("rcp", "[rcp]\npower_save = 3", "flow.rcp.power_save"),
+        (
+            "jtp10",
+            "[jtp]\nloss_tolerance = 0.3",
+            "flow.jtp.loss_tolerance",
+        ),
+        ("hop", "[hop]\nbackpressure = false\nh = 2", "flow.hop.h"),
+        ("udp", "[tcp]\nmss = 1000", "flow.tcp"),
+    ];
+    for (name, text, key) in cases {
+        let err = configure(name, text).expect_err(text);
+        assert_eq!(err.key, key, "{name} {text}: {err}");
+    }
+}
+
+#[test]
+fn options_reach_the_configuration() {
+    let spec = configure("sack", "[tcp]\nmss = 536\ndelayed_ack = false").unwrap();
+    let c = spec.config_as::<joulenet_proto::tcp::TcpConfig>().unwrap();
+    assert_eq!((c.mss, c.delayed_ack), (536, None));
+    let spec = configure(
+        "e2tcp",
+        "[e2tcp]\nsplit_at = \"b\"\nrelay_buffer = \"64KB\"",
+    )
+    .unwrap();
+    let e = spec.config_as::<crate::e2tcp::E2tcp>().unwrap();
+    let split = e.split.as_ref().unwrap();
+    assert_eq!((split.at, split.buffer), (1, 64 * 1000));
+    assert!(spec.relay().is_some());
+}
