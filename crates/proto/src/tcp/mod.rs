@@ -26,6 +26,11 @@
 //! such a hole without a window cut. The scenario name `tcp-eln` is
 //! NewReno with it.
 //!
+//! `TcpConfig::rate_sack()` is the JTP paper's rate-based TCP-SACK
+//! baseline (protocol `rate-sack`): SACK whose sender is paced at the PFTK
+//! equation's rate (`pacing.rs`; timer 4), with delayed ACKs. Gauges:
+//! `pacing_rate_pps`, `loss_event_rate`.
+//!
 //! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
 //! never wrap; only the wire sees 32-bit values.
 
@@ -34,6 +39,9 @@ mod config;
 mod eln;
 mod handshake;
 pub mod hop_by_hop;
+mod pacing;
+#[cfg(test)]
+mod pacing_tests;
 pub(crate) mod reassembly;
 mod receiver;
 pub(crate) mod rtt;
@@ -43,5 +51,5 @@ mod sender;
 pub(crate) mod seq;
 
 pub use agent::{TcpAgent, TcpState};
-pub use config::{DelayedAck, ParseVariantError, RttSampling, TcpConfig, TcpVariant};
+pub use config::{DelayedAck, Pacing, ParseVariantError, RttSampling, TcpConfig, TcpVariant};
 pub use hop_by_hop::hop_by_hop_relay;
