@@ -22,6 +22,7 @@ pub mod monitor;
 pub mod rate;
 
 // The agents, built on the mechanisms above.
+pub mod chunks;
 pub mod config;
 pub mod hop;
 pub mod receiver;
