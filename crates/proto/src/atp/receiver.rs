@@ -1,10 +1,20 @@
 //! The ATP-like destination: delivers the stream in order, exactly once,
 //! and feeds back at a constant period (`feedback_period`, longer than the
 //! RTT) from the first packet on, the first feedback at once (so the source
-//! learns the path's rate after one round trip). Each feedback carries the
-//! mean of the available rates stamped in the data packets that arrived
-//! since the last one (the last mean again if none did), the cumulative
-//! ACK, the highest packet received and a SNACK of the holes below it.
+//! learns the path's rate after one round trip: ATP's quick start). Each
+//! feedback carries the cumulative ACK, the highest packet received, a
+//! SNACK of the holes below it, and the rate the path offers this flow:
+//!
+//!   R = (data bits that arrived since the last feedback) / (time since it)
+//!     + (mean available rate stamped in those packets).
+//!
+//! The stamped rate is what the path's bottleneck leaves *unused* (§2.1.1:
+//! idle TDMA slots), so the flow's own share shows in what arrives, not in
+//! the stamp; their sum is the rate the flow could have, as ATP's
+//! delay-based report is (see docs/jtp.md). The first feedback, with
+//! nothing measured yet, reports the stamp alone. A period in which no
+//! packet carried a stamp (links that report no available rate) reports
+//! none, and the source keeps its rate.
 //! After the last packet it sends a FIN feedback, and answers any later
 //! packet with another.
 //!
@@ -42,6 +52,8 @@ pub struct AtpReceiver {
     finished: bool,
     /// Stamped rates since the last feedback: sum and count.
     samples: (f64, u32),
+    /// Data bytes that arrived since the last feedback, and when it left.
+    arrived: (u64, Option<Time>),
     /// The rate last reported, b/s.
     reported: u32,
     stats: TransportStats,
@@ -61,6 +73,7 @@ impl AtpReceiver {
             fin_seq: None,
             finished: false,
             samples: (0.0, 0),
+            arrived: (0, None),
             reported: RATE_UNKNOWN,
             stats: TransportStats::default(),
             duplicates: 0,
@@ -79,12 +92,21 @@ impl AtpReceiver {
             .collect()
     }
 
-    /// The mean stamped rate since the last feedback, or the last report.
-    fn take_rate(&mut self) -> u32 {
+    /// The arrival rate plus the mean stamped rate since the last
+    /// feedback; [`RATE_UNKNOWN`] when no packet carried a stamp.
+    fn take_rate(&mut self, now: Time) -> u32 {
         let (sum, n) = std::mem::take(&mut self.samples);
-        if n > 0 {
-            self.reported = (sum / n as f64).min((RATE_UNKNOWN - 1) as f64) as u32;
+        let (bytes, since) = std::mem::replace(&mut self.arrived, (0, Some(now)));
+        if n == 0 {
+            return RATE_UNKNOWN;
         }
+        let elapsed = since.map_or(0.0, |t| now.saturating_since(t).as_secs_f64());
+        let arrival = if elapsed > 0.0 {
+            bytes as f64 * 8.0 / elapsed
+        } else {
+            0.0
+        };
+        self.reported = (arrival + sum / n as f64).min((RATE_UNKNOWN - 1) as f64) as u32;
         self.reported
     }
 
@@ -96,7 +118,7 @@ impl AtpReceiver {
             urgent: false,
             flow: self.cfg.flow,
             cum_ack: self.next,
-            rate: self.take_rate(),
+            rate: self.take_rate(net.now()),
             energy_budget: 0,
             feedback_period_us: (self.cfg.feedback_period.as_nanos() / 1_000).min(u32::MAX as u64)
                 as u32,
@@ -134,6 +156,8 @@ impl AtpReceiver {
         }
         let first = self.peer.is_none();
         self.peer = Some(from);
+        // Every packet that arrives used the path, a copy or not.
+        self.arrived.0 += (d.format.data_header_len() + d.payload.len()) as u64;
         if d.available_rate != RATE_UNKNOWN {
             self.samples.0 += d.available_rate as f64;
             self.samples.1 += 1;

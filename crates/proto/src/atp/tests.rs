@@ -1,10 +1,10 @@
 //! The ATP-like agents on a line of nodes (`testnet::World::chain`): a file
 //! crosses lossy hops completely and in order; every node stamps the
-//! minimum effective available rate and the source follows the report;
-//! relays never originate a packet; feedback is periodic; runs are
-//! deterministic per seed.
+//! minimum effective available rate; the receiver reports arrivals plus
+//! that rate, the source follows the report; relays never originate a
+//! packet; feedback is periodic; runs are deterministic per seed.
 
-use joulenet_wire::jtp::{JtpAck, JtpPacket, JtpRepr};
+use joulenet_wire::jtp::{JtpPacket, JtpRepr};
 
 use super::{AtpConfig, AtpReceiver, AtpRelay, AtpSender};
 use crate::net::{Addr, Agent, LinkInfo};
@@ -109,14 +109,14 @@ fn relays_never_originate_a_packet() {
 }
 
 #[test]
-fn the_path_reports_its_minimum_effective_rate_and_the_source_follows() {
+fn every_node_stamps_the_minimum_effective_rate() {
     // Available rate toward nodes 1..=4: 300k, 120k, 200k, 150k; every link
     // loses 20% of its attempts, so a packet takes (1 − 0.2⁵)/0.8 = 1.2496
     // attempts on average and the effective rates are 240 076.8, 96 030.7,
     // 160 051.2, 120 038.4 b/s, stamped in whole b/s; the minimum from
     // node 1 on is 96 030.
     const AVAILABLE: [f64; 4] = [300_000.0, 120_000.0, 200_000.0, 150_000.0];
-    let mut w = chain(4, 400 * 800, cfg());
+    let mut w = chain(4, 100 * 800, cfg());
     w.links = Some(Box::new(|_, to| {
         Some(LinkInfo {
             loss_estimate: Some(0.2),
@@ -126,57 +126,133 @@ fn the_path_reports_its_minimum_effective_rate_and_the_source_follows() {
     }));
     w.start();
     assert!(w.run(Time::from_secs(120)));
-    assert!(w.delivered == pattern(400 * 800));
-    let stamped: Vec<u32> = (0..4)
-        .map(|node| {
-            let s = w.log.iter().find(|s| s.from == node).unwrap();
-            match parse(&s.packet) {
+    assert!(w.delivered == pattern(100 * 800));
+    for node in 0..4u32 {
+        let stamps: Vec<u32> = w
+            .log
+            .iter()
+            .filter(|s| s.from == node && s.to == node + 1)
+            .map(|s| match parse(&s.packet) {
                 JtpRepr::Data(d) => d.available_rate,
-                _ => panic!("node {node} sent feedback first"),
-            }
-        })
-        .collect();
-    assert_eq!(stamped, [240_076, 96_030, 96_030, 96_030]);
-    // Every feedback reports that minimum (each packet carried it)...
-    let feedback: Vec<JtpAck> = w
-        .log
-        .iter()
-        .filter(|s| s.from == 4)
-        .filter_map(|s| match parse(&s.packet) {
-            JtpRepr::Ack(a) => Some(a),
-            _ => None,
-        })
-        .collect();
-    assert!(feedback.len() > 3);
-    assert!(feedback.iter().all(|a| a.rate == 96_030));
-    // ...and the source, which started at 200 kb/s, came down to it at once.
-    assert_eq!(gauge(&w, 0, "rate_bps"), 96_030.0);
+                _ => panic!("feedback toward the receiver"),
+            })
+            .collect();
+        let want = if node == 0 { 240_076 } else { 96_030 };
+        assert!(stamps.len() >= 100);
+        assert!(stamps.iter().all(|&r| r == want), "node {node}: {stamps:?}");
+    }
+    // The first feedback, with nothing measured yet, reports the stamp.
+    let first = w.log.iter().find(|s| s.from == 4).unwrap();
+    assert!(matches!(parse(&first.packet), JtpRepr::Ack(a) if a.rate == 96_030));
+}
+
+/// A data packet of `seq` carrying `stamp` (800-byte payload, 824 bytes
+/// with the compact header).
+fn data(seq: u32, stamp: u32) -> Vec<u8> {
+    use joulenet_wire::jtp::{DataFlags, Format, JtpData, LossTolerance};
+    let payload = [0u8; 800];
+    let mut buf = Vec::new();
+    JtpRepr::Data(JtpData {
+        format: Format::Compact,
+        flags: DataFlags::default(),
+        flow: 1,
+        seq,
+        available_rate: stamp,
+        energy_budget: u32::MAX,
+        energy_used: 0,
+        loss_tolerance: LossTolerance::ZERO,
+        hops: 4,
+        priority: 0,
+        payload: &payload,
+    })
+    .emit_to_vec(&mut buf);
+    buf
 }
 
 #[test]
-fn the_source_climbs_toward_a_higher_report_in_steps() {
-    // 40 kb/s initially, the path offers 100 kb/s: each feedback closes a
-    // quarter of the gap while it is above 20%: 55, 66.25, 74.69, 81.02,
-    // 85.76 kb/s, then stays (100 < 85.76 × 1.2).
+fn the_receiver_reports_what_arrived_plus_what_the_path_leaves_unused() {
+    // Feedback every second. Packet 0 at 0 s stamped 50 kb/s: feedback at
+    // once, the stamp alone (nothing measured yet). Packets 1–10 at 0.09 s
+    // intervals stamped 40 and 60 kb/s in turn: at 1 s, 10 × 824 bytes
+    // arrived in 1 s (65 920 b/s) plus a mean stamp of 50 000: 115 920.
+    // Then nothing arrives: the next feedback reports no rate.
+    let c = AtpConfig {
+        feedback_period: Duration::from_secs(1),
+        ..cfg()
+    };
+    let mut w = World::new(
+        vec![
+            Box::<crate::testnet::Forwarder>::default(),
+            Box::new(AtpReceiver::new(c).unwrap()),
+        ],
+        Vec::new(),
+    );
+    w.inject(0, 1, &data(0, 50_000));
+    for i in 1..=10u32 {
+        let at = Time::from_millis(90 * i as u64);
+        while w.step(at) {}
+        w.now = at;
+        w.inject(0, 1, &data(i, if i % 2 == 1 { 40_000 } else { 60_000 }));
+    }
+    while w.step(Time::from_millis(2500)) {}
+    let reports: Vec<(Time, u32)> = w
+        .log
+        .iter()
+        .filter_map(|s| match parse(&s.packet) {
+            JtpRepr::Ack(a) => Some((s.at, a.rate)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reports,
+        [
+            (Time::ZERO, 50_000),
+            (Time::from_secs(1), 115_920),
+            (Time::from_secs(2), joulenet_wire::jtp::RATE_UNKNOWN)
+        ]
+    );
+}
+
+#[test]
+fn the_source_follows_the_reported_rate_down_at_once_and_up_in_steps() {
+    // From 40 kb/s, reports of 100 kb/s: each closes a quarter of the gap
+    // while it is above 20%: 55, 66.25, 74.69, 81.02, 85.76 kb/s, then stays
+    // (100 < 85.76 × 1.2). A report of 30 kb/s: 30 at once.
+    use joulenet_wire::jtp::{Format, JtpAck};
     let c = AtpConfig {
         initial_rate_bps: 40_000.0,
         ..cfg()
     };
-    let mut w = chain(2, 600 * 800, c);
-    w.links = Some(Box::new(|_, _| {
-        Some(LinkInfo {
-            available_rate_bps: Some(100_000.0),
-            ..LinkInfo::default()
-        })
-    }));
+    let mut w = World::new(
+        vec![
+            Box::new(AtpSender::new(c, Addr::new(1, 1)).unwrap()),
+            Box::<crate::testnet::Forwarder>::default(),
+        ],
+        pattern(800 * 1000),
+    );
     w.start();
-    let mut seen = vec![40_000.0];
-    for tenth in 1..=300u64 {
-        while w.step(Time::from_millis(100 * tenth)) {}
-        let r = gauge(&w, 0, "rate_bps");
-        if seen.last() != Some(&r) {
-            seen.push(r);
-        }
+    let feedback = |rate| {
+        let mut buf = Vec::new();
+        JtpRepr::Ack(JtpAck {
+            format: Format::Compact,
+            fin: false,
+            urgent: false,
+            flow: 1,
+            cum_ack: 0,
+            rate,
+            energy_budget: 0,
+            feedback_period_us: 300_000,
+            highest: 0,
+            snack: Vec::new(),
+            local: Vec::new(),
+        })
+        .emit_to_vec(&mut buf);
+        buf
+    };
+    let mut seen = vec![gauge(&w, 0, "rate_bps")];
+    for rate in [100_000; 6].into_iter().chain([30_000]) {
+        w.inject(1, 0, &feedback(rate));
+        seen.push(gauge(&w, 0, "rate_bps"));
     }
     let want = [
         40_000.0,
@@ -185,11 +261,10 @@ fn the_source_climbs_toward_a_higher_report_in_steps() {
         74_687.5,
         81_015.625,
         85_761.718_75,
+        85_761.718_75,
+        30_000.0,
     ];
-    assert_eq!(seen.len(), want.len(), "{seen:?}");
-    for (got, want) in seen.iter().zip(want) {
-        assert!((got - want).abs() < 1e-6, "{seen:?}");
-    }
+    assert_eq!(seen, want);
 }
 
 #[test]
