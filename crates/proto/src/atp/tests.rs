@@ -303,3 +303,54 @@ fn runs_are_deterministic_per_seed() {
     assert!(run(9) == run(9));
     assert!(run(9) != run(10));
 }
+
+#[test]
+fn the_source_settles_at_the_capacity_the_path_leaves_it() {
+    // The second link (node 1 → 2) has 300 kb/s of capacity for this flow:
+    // its available rate is 300 kb/s less what crossed it in the last
+    // second (data packets, 824 bytes). The other links report nothing.
+    // From 64 kb/s the source climbs to, and then holds near, 300 kb/s
+    // (measured: 184 kb/s at 1 s, 285.5 kb/s from 3 s on — within the 20%
+    // dead band below the report, where it stops climbing).
+    use std::cell::Cell;
+    use std::rc::Rc;
+    const CAPACITY: f64 = 300_000.0;
+    let c = AtpConfig {
+        feedback_period: Duration::from_millis(500),
+        initial_rate_bps: 64_000.0,
+        ..AtpConfig::default()
+    };
+    let mut w = chain(4, 4000 * 800, c);
+    let available = Rc::new(Cell::new(CAPACITY));
+    let seen = available.clone();
+    w.links = Some(Box::new(move |from, _| {
+        (from == 1).then(|| LinkInfo {
+            available_rate_bps: Some(seen.get()),
+            ..LinkInfo::default()
+        })
+    }));
+    w.start();
+    let mut rates = Vec::new();
+    for tenth in 1..=400u64 {
+        let now = Time::from_millis(100 * tenth);
+        while w.step(now) {}
+        let since = now - Duration::from_secs(1);
+        let used: usize = w
+            .log
+            .iter()
+            .filter(|s| s.from == 1 && s.to == 2 && s.at > since)
+            .map(|s| s.packet.len() * 8)
+            .sum();
+        available.set((CAPACITY - used as f64).max(0.0));
+        rates.push(gauge(&w, 0, "rate_bps"));
+    }
+    // Within 10 s it is near the capacity, and from then on stays within
+    // −20% / +10% of it (the increase dead band is 20%).
+    for (i, r) in rates.iter().enumerate().skip(100) {
+        assert!(
+            (0.8 * CAPACITY..=1.1 * CAPACITY).contains(r),
+            "at {:.1} s: {r}",
+            (i + 1) as f64 / 10.0
+        );
+    }
+}
