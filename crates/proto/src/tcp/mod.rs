@@ -16,7 +16,7 @@
 //! on the sending host and `TcpAgent::server(cfg)` on the other. Both ends
 //! send what their application gives (`Net::app_read`) and deliver what they
 //! receive, so either direction, or both, may carry data. The agent uses
-//! timers 0–3 (RTO, delayed ACK, persist, TIME_WAIT), sends every segment
+//! timers 0–4 (RTO, delayed ACK, persist, TIME_WAIT, pacing), sends every segment
 //! with `TxOpts::ipv4(6)` and leaves the TCP checksum 0. Gauges: `cwnd`,
 //! `ssthresh`, `rwnd`, `flight` (bytes), `srtt_ms`, `rto_ms`.
 //!
