@@ -23,6 +23,7 @@ pub use net::{
 pub use stats::{RttStats, TransportStats};
 pub use time::{Duration, Time};
 pub use timer::{TimerId, TimerTable};
+pub mod atp;
 pub mod cc;
 pub mod e2tcp;
 pub mod hop;

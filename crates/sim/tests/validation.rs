@@ -12,10 +12,10 @@ fn run(toml: &str, seed: u64) -> RunResult {
     joulenet_sim::run(&s, &ParamPoint::new(), seed, &mut |_| {}).unwrap()
 }
 
-/// Padhye, Firoiu, Towsley, Kurose (1998), eq. (30): packets per second.
+/// Padhye, Firoiu, Towsley, Kurose (1998), eq. (30): packets per second
+/// (`joulenet_proto::cc::pftk`, the copy `rate-sack` paces with).
 fn pftk(rtt: f64, p: f64, b: f64, t0: f64) -> f64 {
-    1.0 / (rtt * (2.0 * b * p / 3.0).sqrt()
-        + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p))
+    joulenet_proto::cc::pftk_rate(rtt, p, b, t0).expect("some loss was measured")
 }
 
 /// Long-lived Reno and NewReno over a 100 ms path with random loss are within

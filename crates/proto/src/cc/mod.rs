@@ -10,10 +10,12 @@ use crate::time::{Duration, Time};
 
 mod cubic;
 mod newreno;
+pub mod pftk;
 mod stp;
 
 pub use cubic::Cubic;
 pub use newreno::NewReno;
+pub use pftk::pftk_rate;
 pub use stp::StpLike;
 
 pub trait CongestionControl: Send {

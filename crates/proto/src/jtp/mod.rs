@@ -22,6 +22,9 @@ pub mod monitor;
 pub mod rate;
 
 // The agents, built on the mechanisms above.
+#[cfg(test)]
+mod baselines_tests;
+pub mod chunks;
 pub mod config;
 pub mod hop;
 pub mod receiver;

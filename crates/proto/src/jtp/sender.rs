@@ -17,10 +17,11 @@ use joulenet_wire::jtp::{
 };
 
 use super::backoff::backoff;
+use super::chunks::Chunks;
 use super::config::JtpConfig;
 use super::hop::{rewrite, HopVerdict};
 use crate::config_error::ConfigError;
-use crate::net::{Addr, Agent, AppRead, Net, TimerId, TimerTable, TransportEvent, TxOpts};
+use crate::net::{Addr, Agent, Net, TimerId, TimerTable, TransportEvent, TxOpts};
 use crate::stats::TransportStats;
 use crate::time::{Duration, Time};
 
@@ -48,12 +49,8 @@ pub struct JtpSender {
     rtt: Option<Duration>,
     /// The next new sequence number.
     next_seq: u32,
-    /// A chunk read ahead of the one being sent, to know which is last.
-    ahead: Option<Vec<u8>>,
-    /// The application said it has no more data.
-    app_done: bool,
-    /// The last packet (FIN) has been sent.
-    fin_sent: bool,
+    /// The application's data in packet-sized chunks.
+    chunks: Chunks,
     /// End-to-end retransmissions to make, lowest first.
     to_resend: BTreeSet<u32>,
     rate_bps: f64,
@@ -76,6 +73,7 @@ impl JtpSender {
         cfg.validate()?;
         Ok(JtpSender {
             rate_bps: cfg.initial_rate_bps,
+            chunks: Chunks::new(cfg.packet_size),
             budget_uj: cfg.energy_budget_uj,
             cfg,
             peer,
@@ -83,9 +81,6 @@ impl JtpSender {
             held: BTreeMap::new(),
             rtt: None,
             next_seq: 0,
-            ahead: None,
-            app_done: false,
-            fin_sent: false,
             to_resend: BTreeSet::new(),
             next_send: Time::ZERO,
             period: None,
@@ -100,48 +95,6 @@ impl JtpSender {
     /// The rate the source sends at now, bits/s.
     pub fn rate_bps(&self) -> f64 {
         self.rate_bps
-    }
-
-    fn read_chunk(&mut self, net: &mut dyn Net) -> Option<Vec<u8>> {
-        if let Some(c) = self.ahead.take() {
-            return Some(c);
-        }
-        if self.app_done {
-            return None;
-        }
-        let mut buf = vec![0; self.cfg.packet_size];
-        match net.app_read(&mut buf) {
-            AppRead::Data(n) => {
-                buf.truncate(n);
-                Some(buf)
-            }
-            AppRead::Pending => None,
-            AppRead::Finished => {
-                self.app_done = true;
-                None
-            }
-        }
-    }
-
-    /// The next new packet's payload and whether it is the last, if the
-    /// application has one now.
-    fn next_new(&mut self, net: &mut dyn Net) -> Option<(Vec<u8>, bool)> {
-        if self.fin_sent {
-            return None;
-        }
-        match self.read_chunk(net) {
-            Some(chunk) => {
-                // Read one ahead to know whether this chunk is the last.
-                let after = self.read_chunk(net);
-                let last = after.is_none() && self.app_done;
-                self.ahead = after;
-                Some((chunk, last))
-            }
-            // Nothing was ever sent or the data ended on a chunk boundary
-            // with no read-ahead: an empty FIN closes the stream.
-            None if self.app_done => Some((Vec::new(), true)),
-            None => None,
-        }
     }
 
     fn emit(&mut self, net: &mut dyn Net, seq: u32, retx: bool) {
@@ -213,10 +166,9 @@ impl JtpSender {
                 return;
             }
         }
-        if let Some((payload, fin)) = self.next_new(net) {
+        if let Some((payload, fin)) = self.chunks.next(net) {
             let seq = self.next_seq;
             self.next_seq += 1;
-            self.fin_sent = fin;
             let now = net.now();
             self.held.insert(
                 seq,
@@ -305,7 +257,7 @@ impl JtpSender {
                 }
             }
         }
-        if ack.fin && self.fin_sent && self.held.is_empty() {
+        if ack.fin && self.chunks.fin_taken() && self.held.is_empty() {
             self.closed = true;
             self.timers.clear();
             net.event(TransportEvent::Closed);

@@ -61,6 +61,8 @@ pub(crate) mod timer {
     /// Zero-window persist timer.
     pub const PERSIST: TimerId = TimerId(2);
     pub const TIME_WAIT: TimerId = TimerId(3);
+    /// The next paced transmission (`pacing.rs`).
+    pub const PACE: TimerId = TimerId(4);
 }
 
 /// What the application sending through us has said last.
@@ -152,6 +154,12 @@ pub struct TcpAgent {
     /// of segments outstanding then, and the duplicate ACKs since.
     pub(crate) head_retransmitted: Option<(u64, u32)>,
     pub(crate) dupacks_since_retransmit: u32,
+    /// Pacing (`pacing.rs`): no segment leaves before this.
+    pub(crate) next_send: Time,
+    /// PFTK's loss indications: fast recoveries, and timeout series (a
+    /// run of backed-off timeouts counts once; PFTK's T₀ term holds the
+    /// backoff).
+    pub(crate) loss_indications: u64,
 
     pub(crate) established_reported: bool,
     pub(crate) closed_reported: bool,
@@ -222,6 +230,8 @@ impl TcpAgent {
             eln_recoveries: 0,
             head_retransmitted: None,
             dupacks_since_retransmit: 0,
+            next_send: Time::ZERO,
+            loss_indications: 0,
             established_reported: false,
             closed_reported: false,
             aborted: false,
@@ -305,6 +315,7 @@ impl TcpAgent {
             timer::DELAYED_ACK,
             timer::PERSIST,
             timer::TIME_WAIT,
+            timer::PACE,
         ] {
             self.timers.cancel(t);
         }
@@ -442,6 +453,7 @@ impl TcpAgent {
                 .copy_out(offset, &mut packet[header_len..header_len + len]);
         }
         self.count_sent(packet.len() as u64, payload_len as u64, kind);
+        self.paced(net, payload_len as u64);
         if ack.is_some() {
             self.ack_sent();
         }
@@ -516,10 +528,7 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
 
 impl Agent for TcpAgent {
     fn protocol(&self) -> &'static str {
-        if self.cfg.eln {
-            return "tcp-eln";
-        }
-        self.cfg.variant.name()
+        self.cfg.protocol_name()
     }
 
     fn start(&mut self, net: &mut dyn Net) {
@@ -606,6 +615,8 @@ impl Agent for TcpAgent {
             "eln_recoveries" => self.eln_recoveries as f64,
             "eln_reports" => self.eln_reports as f64,
             "ooo_bytes" => self.reasm.bytes() as f64,
+            "pacing_rate_pps" => self.pacing_rate_pps()?,
+            "loss_event_rate" => self.loss_event_rate(),
             _ => return None,
         })
     }
@@ -625,6 +636,7 @@ impl TcpAgent {
             }
             timer::PERSIST => self.on_persist(net),
             timer::TIME_WAIT if self.state == TcpState::TimeWait => self.enter_closed(net),
+            timer::PACE => self.transmit(net),
             _ => {}
         }
     }

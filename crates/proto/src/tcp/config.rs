@@ -128,6 +128,24 @@ pub struct TcpConfig {
     pub eln: bool,
     /// Which ACKs give an RTT sample when timestamps are off.
     pub rtt_sampling: RttSampling,
+    /// How the sender spaces its segments (`tcp/pacing.rs`): not at all
+    /// (window only), or at the PFTK equation's rate (`rate-sack`).
+    pub pacing: Pacing,
+}
+
+/// Sender pacing. Whatever the pacing, the congestion and receive windows
+/// still bound the data outstanding.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Pacing {
+    /// Segments leave as soon as the windows allow (every TCP but
+    /// `rate-sack`).
+    #[default]
+    Off,
+    /// The JTP paper's rate-based TCP-SACK (§6.1): segments leave at the
+    /// rate of the PFTK throughput equation for the measured loss-event
+    /// rate, SRTT and RTO; `b` is PFTK's packets acknowledged per ACK (2
+    /// with delayed ACKs, one ACK per two segments).
+    Pftk { b: u8 },
 }
 
 /// Which ACKs a sender without timestamps takes RTT samples from.
@@ -182,6 +200,34 @@ impl TcpConfig {
             local_port: None,
             eln: false,
             rtt_sampling: RttSampling::NewestClean,
+            pacing: Pacing::Off,
+        }
+    }
+
+    /// The JTP paper's rate-based TCP-SACK baseline (`rate-sack`, §6.1):
+    /// SACK recovery, delayed ACKs (one per two segments, RFC 5681's 200 ms
+    /// bound), and sending paced at the PFTK rate with b = 2. RTT samples
+    /// follow Linux's rule: the equation takes the SRTT at face value, and
+    /// the default rule samples a repair's delay as an RTT (issue 16) —
+    /// on a 4-hop chain losing 5% per link, SRTTs of 1–13 s where the path's
+    /// RTT is 80 ms, and a rate cut to match.
+    pub fn rate_sack() -> TcpConfig {
+        TcpConfig {
+            delayed_ack: Some(DelayedAck::default()),
+            pacing: Pacing::Pftk { b: 2 },
+            rtt_sampling: RttSampling::Linux,
+            ..TcpConfig::new(TcpVariant::Sack)
+        }
+    }
+
+    /// The protocol's name in scenarios and reports.
+    pub fn protocol_name(&self) -> &'static str {
+        if self.eln {
+            "tcp-eln"
+        } else if matches!(self.pacing, Pacing::Pftk { .. }) {
+            "rate-sack"
+        } else {
+            self.variant.name()
         }
     }
 
@@ -214,6 +260,23 @@ impl TcpConfig {
                     self.variant.name()
                 ),
             ));
+        }
+        if let Pacing::Pftk { b } = self.pacing {
+            if b == 0 {
+                return Err(ConfigError::new(
+                    "pftk_b",
+                    "PFTK's packets per ACK must be at least 1",
+                ));
+            }
+            if self.variant != TcpVariant::Sack {
+                return Err(ConfigError::new(
+                    "pacing",
+                    format!(
+                        "PFTK pacing is the paper's rate-based TCP-SACK (protocol \"rate-sack\"), not {}",
+                        self.variant.name()
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -253,6 +316,27 @@ mod tests {
         assert!(TcpConfig::new(TcpVariant::Sack).sack);
         assert!(TcpConfig::new(TcpVariant::Cubic).sack);
         assert!(!TcpConfig::new(TcpVariant::Reno).sack);
+    }
+
+    #[test]
+    fn rate_sack_is_sack_with_delayed_acks_and_pftk_pacing() {
+        let c = TcpConfig::rate_sack();
+        c.validate().unwrap();
+        assert_eq!(c.protocol_name(), "rate-sack");
+        assert!(c.sack && c.delayed_ack.is_some_and(|d| d.every == 2));
+        assert_eq!(c.pacing, Pacing::Pftk { b: 2 });
+        assert_eq!(c.rtt_sampling, RttSampling::Linux);
+        let bad_b = TcpConfig {
+            pacing: Pacing::Pftk { b: 0 },
+            ..TcpConfig::rate_sack()
+        };
+        assert_eq!(bad_b.validate().unwrap_err().key, "pftk_b");
+        let on_reno = TcpConfig {
+            pacing: Pacing::Pftk { b: 2 },
+            ..TcpConfig::new(TcpVariant::Reno)
+        };
+        assert_eq!(on_reno.validate().unwrap_err().key, "pacing");
+        assert_eq!(TcpConfig::default().protocol_name(), "newreno");
     }
 
     #[test]

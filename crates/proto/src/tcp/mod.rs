@@ -16,7 +16,7 @@
 //! on the sending host and `TcpAgent::server(cfg)` on the other. Both ends
 //! send what their application gives (`Net::app_read`) and deliver what they
 //! receive, so either direction, or both, may carry data. The agent uses
-//! timers 0–3 (RTO, delayed ACK, persist, TIME_WAIT), sends every segment
+//! timers 0–4 (RTO, delayed ACK, persist, TIME_WAIT, pacing), sends every segment
 //! with `TxOpts::ipv4(6)` and leaves the TCP checksum 0. Gauges: `cwnd`,
 //! `ssthresh`, `rwnd`, `flight` (bytes), `srtt_ms`, `rto_ms`.
 //!
@@ -26,6 +26,11 @@
 //! such a hole without a window cut. The scenario name `tcp-eln` is
 //! NewReno with it.
 //!
+//! `TcpConfig::rate_sack()` is the JTP paper's rate-based TCP-SACK
+//! baseline (protocol `rate-sack`): SACK whose sender is paced at the PFTK
+//! equation's rate (`pacing.rs`; timer 4), with delayed ACKs. Gauges:
+//! `pacing_rate_pps`, `loss_event_rate`.
+//!
 //! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
 //! never wrap; only the wire sees 32-bit values.
 
@@ -34,6 +39,9 @@ mod config;
 mod eln;
 mod handshake;
 pub mod hop_by_hop;
+mod pacing;
+#[cfg(test)]
+mod pacing_tests;
 pub(crate) mod reassembly;
 mod receiver;
 pub(crate) mod rtt;
@@ -43,5 +51,5 @@ mod sender;
 pub(crate) mod seq;
 
 pub use agent::{TcpAgent, TcpState};
-pub use config::{DelayedAck, ParseVariantError, RttSampling, TcpConfig, TcpVariant};
+pub use config::{DelayedAck, Pacing, ParseVariantError, RttSampling, TcpConfig, TcpVariant};
 pub use hop_by_hop::hop_by_hop_relay;

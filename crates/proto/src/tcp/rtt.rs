@@ -60,6 +60,11 @@ impl RttEstimator {
         rto.saturating_mul(1 << self.backoff).min(self.max_rto)
     }
 
+    /// The RTO before exponential backoff, within the configured bounds.
+    pub(crate) fn base_rto(&self) -> Duration {
+        self.base_rto.max(self.min_rto).min(self.max_rto)
+    }
+
     pub(crate) fn srtt(&self) -> Option<Duration> {
         self.srtt
     }

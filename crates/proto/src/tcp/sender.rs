@@ -49,7 +49,7 @@ impl TcpAgent {
         }
         loop {
             self.fill_from_app(net);
-            if !self.send_one(net) {
+            if self.pacing_holds(net) || !self.send_one(net) {
                 break;
             }
         }
@@ -364,6 +364,7 @@ impl TcpAgent {
 
     fn enter_recovery(&mut self, net: &mut dyn Net) {
         self.stats.fast_recoveries += 1;
+        self.loss_indications += 1;
         let flight = self.flight();
         let ssthresh = self.cc.on_congestion_event(net.now(), flight);
         self.recover = Some(self.snd_max);
@@ -432,6 +433,9 @@ impl TcpAgent {
     pub(crate) fn on_data_timeout(&mut self, net: &mut dyn Net) {
         if !self.count_timeout(net) {
             return;
+        }
+        if self.consecutive_rtos == 1 {
+            self.loss_indications += 1;
         }
         let flight = self.flight();
         self.cc.on_timeout(net.now(), flight);
