@@ -142,17 +142,8 @@ fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
         }
         c.loss_tolerance = lt;
     }
-    if let Some(f) = t.str("format")? {
-        c.format = match f {
-            "compact" => Format::Compact,
-            "paper" => Format::Paper,
-            other => {
-                return Err(t.error(
-                    "format",
-                    format!("expected \"compact\" or \"paper\" (28-byte data headers, 200-byte ACKs), got \"{other}\""),
-                ))
-            }
-        };
+    if let Some(f) = format(&t)? {
+        c.format = f;
     }
     if let Some(v) = t.int_in("packet_size", 1, 65_000)? {
         c.packet_size = v as usize;
@@ -237,4 +228,18 @@ fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
         t.error(key, e.reason)
     })?;
     t.finish()
+}
+
+/// `format = "compact" | "paper"`: the header layout (JTP's, and ATP's,
+/// which reuses it).
+pub(crate) fn format(t: &Reader) -> Result<Option<Format>> {
+    match t.str("format")? {
+        None => Ok(None),
+        Some("compact") => Ok(Some(Format::Compact)),
+        Some("paper") => Ok(Some(Format::Paper)),
+        Some(other) => Err(t.error(
+            "format",
+            format!("expected \"compact\" or \"paper\" (28-byte data headers, 200-byte ACKs), got \"{other}\""),
+        )),
+    }
 }

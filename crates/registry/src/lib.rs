@@ -14,6 +14,7 @@ mod graph;
 pub mod options;
 mod protocol;
 
+pub mod atp;
 pub mod e2tcp;
 pub mod hbh_tcp;
 pub mod hop;
@@ -40,6 +41,7 @@ pub const FAMILIES: &[&[Entry]] = &[
     rcp::ENTRIES,
     r2cp::ENTRIES,
     jtp::ENTRIES,
+    atp::ENTRIES,
     hop::ENTRIES,
 ];
 

@@ -1,5 +1,6 @@
-//! The TCP family: `tahoe`, `reno`, `newreno`, `sack`, `cubic`, and the RCP
-//! paper's `tcp-eln`. Options under `[flow.tcp]`.
+//! The TCP family: `tahoe`, `reno`, `newreno`, `sack`, `cubic`, the JTP
+//! paper's `rate-sack` (SACK paced at the PFTK rate) and the RCP paper's
+//! `tcp-eln`. Options under `[flow.tcp]`.
 
 use std::any::Any;
 
@@ -51,6 +52,13 @@ pub const ENTRIES: &[Entry] = &[
         make: || Box::new(Tcp(TcpConfig::new(TcpVariant::Cubic))),
     },
     Entry {
+        name: "rate-sack",
+        about: "rate-based TCP-SACK, the JTP paper's baseline: SACK paced at the PFTK throughput equation's rate, delayed ACKs (one per two segments), Linux's RTT sampling",
+        options: Some("tcp"),
+        wire: Wire::Code(6),
+        make: || Box::new(Tcp(TcpConfig::rate_sack())),
+    },
+    Entry {
         name: "tcp-eln",
         about: "TCP-ELN: NewReno whose receiver marks ACKs of holes its link layer saw lost on the wireless hop; the sender resends those without a window cut",
         options: Some("tcp"),
@@ -70,11 +78,7 @@ pub struct Tcp(pub TcpConfig);
 
 impl Protocol for Tcp {
     fn name(&self) -> &'static str {
-        if self.0.eln {
-            "tcp-eln"
-        } else {
-            self.0.variant.name()
-        }
+        self.0.protocol_name()
     }
 
     fn config(&self) -> &dyn Any {

@@ -44,13 +44,15 @@ fn runtime_codes_are_unique_and_round_trip() {
             assert_eq!(by_code(c).unwrap().name, e.name);
         }
     }
-    // The codes the runtime has used since framing v2 (docs/wire.md).
-    let expected: [(u8, &str); 11] = [
+    // The codes the runtime has used since framing v2 (docs/wire.md), and
+    // rate-sack's, added with the registry.
+    let expected: [(u8, &str); 12] = [
         (1, "tahoe"),
         (2, "reno"),
         (3, "newreno"),
         (4, "sack"),
         (5, "cubic"),
+        (6, "rate-sack"),
         (16, "udp"),
         (17, "wwp"),
         (18, "e2tcp"),
@@ -120,6 +122,21 @@ fn options_errors_name_the_key() {
             "flow.jtp.loss_tolerance",
         ),
         ("hop", "[hop]\nbackpressure = false\nh = 2", "flow.hop.h"),
+        (
+            "atp",
+            "[atp]\nincrease_gain = 2.0",
+            "flow.atp.increase_gain",
+        ),
+        (
+            "atp",
+            "[atp]\ninitial_rate = \"0bps\"",
+            "flow.atp.initial_rate",
+        ),
+        (
+            "rate-sack",
+            "[tcp]\ndupack_threshold = 0",
+            "flow.tcp.dupack_threshold",
+        ),
         ("udp", "[tcp]\nmss = 1000", "flow.tcp"),
     ];
     for (name, text, key) in cases {
