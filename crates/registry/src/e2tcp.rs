@@ -168,6 +168,9 @@ fn options(t: &Reader, c: &mut E2tcpConfig) -> Result<()> {
     if let Some(v) = t.bool("window_management")? {
         c.window_management = v;
     }
+    if let Some(v) = t.bool("reduce_once_per_round_trip")? {
+        c.reduce_once_per_round_trip = v;
+    }
     if let Some(d) = t.duration("initial_rto")? {
         c.initial_rto = d;
     }

@@ -25,6 +25,12 @@ pub struct E2tcpConfig {
     pub max_rto: Duration,
     /// Give up after this many consecutive timeouts.
     pub max_timeouts: u32,
+    /// Random losses shrink the window at most once per round trip (true,
+    /// ours) or on every ACK that reports new ones (false: the paper's
+    /// text, "each acknowledgement is analyzed"). Per ACK, two random
+    /// losses of one window reported by two ACKs halve it twice, as TCP
+    /// Reno did before NewReno's one reduction per window.
+    pub reduce_once_per_round_trip: bool,
 }
 
 impl Default for E2tcpConfig {
@@ -41,6 +47,7 @@ impl Default for E2tcpConfig {
             min_rto: Duration::from_millis(20),
             max_rto: Duration::from_secs(4),
             max_timeouts: 1000,
+            reduce_once_per_round_trip: true,
         }
     }
 }

@@ -67,6 +67,10 @@ pub struct E2tcpSender {
     recovery_point: u64,
     consecutive_timeouts: u32,
     last_class: AckClass,
+    /// The smallest round trip measured: an ACK of a retransmitted segment
+    /// sooner than this after the retransmission answers an earlier
+    /// sending (RACK's rule, RFC 8985 §6.2).
+    min_rtt: Option<Duration>,
     stats: TransportStats,
     buf: Vec<u8>,
 }
@@ -92,6 +96,7 @@ impl E2tcpSender {
             recovery_point: 0,
             consecutive_timeouts: 0,
             last_class: AckClass::Clean,
+            min_rtt: None,
             stats: TransportStats::default(),
             timers: TimerTable::new(),
         }
@@ -155,6 +160,7 @@ impl E2tcpSender {
     }
 
     fn rtt_sample(&mut self, sample: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(sample, |m| m.min(sample)));
         self.rtt.sample(sample);
         self.stats.rtt.record(sample);
         self.stats.rtt.smoothed = self.rtt.srtt();
@@ -299,8 +305,17 @@ impl E2tcpSender {
         // measures the repair, not the path.
         let mut newest: Option<(u64, bool, Time)> = None;
         let mut acked_segments = 0;
+        let min_rtt = self.min_rtt;
         let mut note = |s: &Segment| {
-            newest_acked = newest_acked.max(s.order);
+            // A retransmission acknowledged sooner than any round trip
+            // cannot have arrived yet: an earlier sending did. Its order
+            // says nothing about what was sent before it (a needless
+            // retransmission would otherwise condemn everything in flight).
+            let early =
+                s.retransmitted && min_rtt.is_some_and(|m| now.saturating_since(s.sent_at) < m);
+            if !early {
+                newest_acked = newest_acked.max(s.order);
+            }
             if newest.is_none_or(|(o, _, _)| s.order > o) {
                 newest = Some((s.order, s.ever_retransmitted, s.sent_at));
             }
@@ -329,6 +344,8 @@ impl E2tcpSender {
             for (&o, s) in self.segs.range_mut(l..rt) {
                 if !s.sacked && o + s.data.len() as u64 <= rt {
                     s.sacked = true;
+                    // It arrived after all: nothing to resend.
+                    s.lost = false;
                     note(s);
                     acked_segments += 1;
                 }

@@ -592,3 +592,103 @@ fn the_default_rtt_rule_still_samples_the_repair_delay() {
     let rtt = w.agents[1].stats().rtt;
     assert!(rtt.max > Some(Duration::from_secs(60)), "{:?}", rtt.max);
 }
+
+/// A sender past its handshake whose every later packet is dropped, so
+/// the test alone decides which ACKs it sees ([`ack`]). Returns the world
+/// and the connection id the ACKs must carry.
+fn scripted_sender(cfg: E2tcpConfig, bytes: usize) -> (World, u8) {
+    let mut w = world(cfg, bytes);
+    w.start();
+    while sender(&w).state() != E2tcpState::Established {
+        assert!(w.step(Time::from_secs(5)));
+    }
+    let conn_id = parse(&w.log[0].packet).conn_id;
+    w.drop = Box::new(|_, _, _, _| true);
+    (w, conn_id)
+}
+
+/// The receiver's ACK: cumulative `ack`, and SACK blocks.
+fn ack(w: &mut World, conn_id: u8, ack: u32, sack: &[(u32, u32)]) {
+    let r = E2tcpRepr {
+        conn_id,
+        ack: Some(ack),
+        sack: sack.to_vec(),
+        ..E2tcpRepr::default()
+    };
+    let mut p = Vec::new();
+    r.emit(&[], &mut p).unwrap();
+    w.inject(1, 0, &p);
+}
+
+/// Data segments the sender put on the wire, by offset, in order.
+fn sent_offsets(w: &mut World) -> Vec<u32> {
+    w.take_log()
+        .iter()
+        .filter(|x| x.from == 0)
+        .map(|x| parse(&x.packet))
+        .filter(|r| !r.syn && !r.fin)
+        .filter_map(|r| r.seq)
+        .collect()
+}
+
+/// A segment reported lost, then SACKed (it arrived after all, as behind a
+/// reordering relay), is not sent again.
+#[test]
+fn a_lost_segment_that_is_sacked_later_is_not_resent() {
+    let (mut w, id) = scripted_sender(E2tcpConfig::default(), 20_000);
+    // The first window: four segments at 0, 1000, 2000, 3000.
+    let rtt = sender(&w).stats().rtt.min.unwrap();
+    w.step(w.now);
+    assert_eq!(sent_offsets(&mut w), [0, 1000, 2000, 3000]);
+    // A round trip later only 3000 has arrived: three losses, a burst,
+    // the window cut to one.
+    w.now = w.now + rtt;
+    ack(&mut w, id, 0, &[(3000, 4000)]);
+    assert_eq!(sender(&w).last_class(), AckClass::Burst);
+    assert_eq!(sent_offsets(&mut w), [0]);
+    // 2000 arrives late and is SACKed before its turn to be resent.
+    ack(&mut w, id, 0, &[(2000, 4000)]);
+    assert_eq!(sent_offsets(&mut w), [1000]);
+    // 0 and 1000 arrive: the window opens; 2000 is not resent.
+    ack(&mut w, id, 2000, &[(2000, 4000)]);
+    let next = sent_offsets(&mut w);
+    assert!(!next.contains(&2000), "SACKed 2000 was resent: {next:?}");
+    assert_eq!(next[0], 4000);
+    assert_eq!(sender(&w).stats().retransmitted_packets, 2);
+}
+
+/// A needless retransmission (its first sending was only slow) acknowledged
+/// at once does not condemn what was sent before it.
+#[test]
+fn an_ack_of_an_earlier_sending_does_not_mark_the_flight_lost() {
+    let (mut w, id) = scripted_sender(E2tcpConfig::default(), 6_000);
+    let rtt = sender(&w).stats().rtt.min.unwrap();
+    w.step(w.now);
+    assert_eq!(sent_offsets(&mut w), [0, 1000, 2000, 3000]);
+    // A round trip later: 1000 arrived and 0 did not: 0 is resent
+    // (random loss), 4000 is new.
+    w.now = w.now + rtt;
+    ack(&mut w, id, 0, &[(1000, 2000)]);
+    assert_eq!(sent_offsets(&mut w), [0, 4000]);
+    // 2000 and 3000 arrive a little later; the last segment goes out.
+    w.now = w.now + Duration::from_millis(2);
+    ack(&mut w, id, 0, &[(1000, 3000)]);
+    w.now = w.now + Duration::from_millis(2);
+    ack(&mut w, id, 0, &[(1000, 4000)]);
+    assert_eq!(sent_offsets(&mut w), [5000]);
+    // The resent 0 is slow: the retransmission timer fires first and
+    // sends it again, with 4000 and 5000 in flight.
+    let deadline = sender(&w).poll_timeout().unwrap();
+    while sender(&w).stats().timeouts == 0 {
+        assert!(w.step(deadline));
+    }
+    assert_eq!(sent_offsets(&mut w), [0]);
+    // Now the first resent 0 arrives: its ACK comes sooner than any round
+    // trip after the latest sending, so it answers the earlier one.
+    w.now = w.now + Duration::from_millis(1);
+    ack(&mut w, id, 4000, &[]);
+    assert_eq!(sender(&w).lost_segments(), 0, "4000 and 5000 were not lost");
+    let next = sent_offsets(&mut w);
+    assert!(next.is_empty(), "needless retransmissions: {next:?}");
+    assert_eq!(sender(&w).stats().retransmitted_packets, 2);
+}

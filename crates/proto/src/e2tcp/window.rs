@@ -12,6 +12,7 @@ pub struct Window {
     min: f64,
     burst: f64,
     limit: u32,
+    once_per_round_trip: bool,
 }
 
 /// How the last ACK was classified.
@@ -36,6 +37,7 @@ impl Window {
             min: cfg.min_window as f64,
             burst: cfg.burst_window as f64,
             limit: cfg.error_limit,
+            once_per_round_trip: cfg.reduce_once_per_round_trip,
         }
     }
 
@@ -54,7 +56,9 @@ impl Window {
 
     /// An ACK that acknowledged something new and reported `new_losses`.
     /// `in_recovery` is true while losses of the last reduction are still
-    /// being repaired (TCP-like mode reduces once per window).
+    /// being repaired: TCP-like mode reduces once per window, and so do
+    /// E2TCP's random-loss halvings unless `reduce_once_per_round_trip` is
+    /// off. A burst always cuts to the burst window.
     pub fn on_ack(&mut self, acked_segments: u32, new_losses: u32, in_recovery: bool) -> AckClass {
         let class = self.classify(new_losses);
         if self.managed {
@@ -65,6 +69,7 @@ impl Window {
                         self.cwnd = (self.cwnd + 1.0).min(self.max)
                     }
                 }
+                AckClass::Random if in_recovery && self.once_per_round_trip => {}
                 AckClass::Random => self.cwnd = (self.cwnd / 2.0).max(self.min),
                 AckClass::Burst => self.cwnd = self.burst,
             }
@@ -123,6 +128,28 @@ mod tests {
         w.on_ack(1, 0, false);
         w.on_timeout();
         assert_eq!(w.segments(), 4);
+    }
+
+    /// Two random losses of one window, reported by two ACKs, halve the
+    /// window once; the paper's per-ACK reading halves it twice.
+    #[test]
+    fn random_losses_halve_once_per_round_trip_unless_asked_per_ack() {
+        for (once, after) in [(true, 16), (false, 8)] {
+            let cfg = E2tcpConfig {
+                reduce_once_per_round_trip: once,
+                ..E2tcpConfig::default()
+            };
+            let mut w = Window::new(&cfg);
+            for _ in 0..100 {
+                w.on_ack(1, 0, false);
+            }
+            assert_eq!(w.on_ack(1, 1, false), AckClass::Random);
+            assert_eq!(w.on_ack(1, 1, true), AckClass::Random);
+            assert_eq!(w.segments(), after, "once per round trip: {once}");
+            // A burst inside the same round trip still cuts.
+            assert_eq!(w.on_ack(1, 3, true), AckClass::Burst);
+            assert_eq!(w.segments(), 1);
+        }
     }
 
     #[test]
