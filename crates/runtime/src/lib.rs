@@ -34,6 +34,7 @@ pub mod report;
 pub mod resume;
 pub mod route;
 pub mod routes;
+pub mod seal;
 pub mod server;
 pub mod signals;
 pub mod sock;
