@@ -395,14 +395,14 @@ pub fn seal_answer(
     nonce: &[u8; NONCE_LEN],
     payload: &[u8],
 ) -> Vec<u8> {
-    let keys = psk.opening(header.conn_id, nonce);
+    let key = psk.key(b"joulenet open ", b"s2c", header.conn_id, nonce, None);
     let pn = random_nonce().map_or(0, |n| {
         let mut b = [0u8; 8];
         b.copy_from_slice(&n[..8]);
         u64::from_be_bytes(b)
     });
     let mut out = Vec::new();
-    seal(&keys.s2c, header, route, pn, nonce, payload, &mut out);
+    seal(&key, header, route, pn, nonce, payload, &mut out);
     out
 }
 
@@ -643,9 +643,11 @@ pub fn open_opening(psk: &Psk, s: &Sealed<'_>, out: &mut Vec<u8>) -> Result<(), 
     let Some(nonce) = s.nonce else {
         return Err(SealError::Forged);
     };
+    // One key derived, not both directions': this runs for every opening a
+    // stranger sends.
     let key = match &s.token {
-        Some(t) => psk.connection(s.header.conn_id, &nonce, t).c2s,
-        None => psk.opening(s.header.conn_id, &nonce).c2s,
+        Some(t) => psk.key(b"joulenet conn ", b"c2s", s.header.conn_id, &nonce, Some(t)),
+        None => psk.key(b"joulenet open ", b"c2s", s.header.conn_id, &nonce, None),
     };
     s.open(&key, out)
 }
