@@ -154,9 +154,9 @@ fn a_captured_session_replayed_into_a_restarted_receiver_recreates_nothing() {
     }
 }
 
-/// The same attack without a key recreates the file (here with WWP, whose
-/// opening carries no random sequence number): what the test above
-/// guards against.
+/// The same attack without a key recreates the file (it did with WWP and
+/// E2TCP, whose openings carry no random initial sequence number, when
+/// this was written; RCP's did not): what the test above guards against.
 #[test]
 fn without_a_key_the_same_replay_recreates_the_file() {
     let recreated = [Protocol::Wwp, Protocol::E2tcp, Protocol::Rcp]
