@@ -12,6 +12,7 @@ use joulenet_proto::Duration;
 use joulenet_runtime::app::{FileOutcome, Limit};
 use joulenet_runtime::conn::Tuning;
 use joulenet_runtime::frame::Protocol;
+use joulenet_runtime::seal::{self, Psk};
 use joulenet_runtime::{
     emulate, emulate::parse_probability, parse_loss, run_client, run_emulator, run_server, server,
     signals, ClientApp, ClientOptions, EmulateOptions, Format, ServerMode, ServerOptions,
@@ -54,6 +55,11 @@ pub struct Common {
     /// side; the address given is the first relay's)
     #[arg(long, value_parser = joulenet_runtime::route::parse_node)]
     pub node: Option<u32>,
+    /// Authenticated mode: seal every datagram with this pre-shared key
+    /// file (32 to 4096 bytes, e.g. `head -c 32 /dev/urandom > KEY`); give
+    /// both ends the same file. Relays need no key.
+    #[arg(long, value_name = "PATH")]
+    pub psk_file: Option<PathBuf>,
 }
 
 impl Common {
@@ -76,8 +82,16 @@ impl Common {
         };
         match self.mss {
             Some(bytes) => t.with_segment(bytes),
+            // Sealing adds its bytes to every datagram: the segment gives
+            // them up, so that datagrams stay within a 1500-byte MTU.
+            None if self.psk_file.is_some() => {
+                t.with_segment(joulenet_runtime::conn::MAX_SEGMENT - seal::OVERHEAD as u16)
+            }
             None => Ok(t),
         }
+    }
+    fn psk(&self) -> Result<Option<Psk>, String> {
+        self.psk_file.as_deref().map(Psk::load).transpose()
     }
     fn radio_rate(&self) -> Result<u64, String> {
         parse_rate(&self.radio_rate).map_err(|e| e.to_string())
@@ -210,6 +224,7 @@ fn server_options(a: &ServeArgs, mode: ServerMode) -> Result<ServerOptions, Stri
     o.radio_rate_bps = a.common.radio_rate()?;
     o.idle_timeout = dur(&a.common.idle_timeout)?;
     o.node = a.common.node;
+    o.psk = a.common.psk()?;
     Ok(o)
 }
 
@@ -255,6 +270,7 @@ fn client_options(
     o.radio_rate_bps = c.radio_rate()?;
     o.idle_timeout = dur(&c.idle_timeout)?;
     o.node = c.node;
+    o.psk = c.psk()?;
     Ok(o)
 }
 

@@ -26,6 +26,7 @@ use crate::frame::{
 };
 use crate::report::{Format, Reporter, Summary};
 use crate::route::{self, RouteInfo};
+use crate::seal::{self, ConnSeal, Psk};
 use crate::sock::{self, RecvBatch};
 
 /// What the client sends.
@@ -56,6 +57,9 @@ pub struct ClientOptions {
     /// `--to-node`); `server` is then the first hop.
     pub node: Option<NodeId>,
     pub to_node: Option<NodeId>,
+    /// Authenticated mode (`--psk-file`): every datagram sealed
+    /// ([`crate::seal`]).
+    pub psk: Option<Psk>,
 }
 
 impl ClientOptions {
@@ -72,6 +76,7 @@ impl ClientOptions {
             idle_timeout: Duration::from_secs(60),
             node: None,
             to_node: None,
+            psk: None,
         }
     }
 }
@@ -165,6 +170,20 @@ pub fn run_client(
         (None, None) => None,
         _ => return Err("--node and --to-node go together (through relays)".into()),
     };
+    if opts.psk.is_some() && routing.is_some() && opts.tuning.relay_agent(opts.protocol).is_some() {
+        return Err(format!(
+            "{}'s relays terminate the connection, which authenticated mode (--psk-file) \
+             does not support: every relay would need the key; use an end-to-end protocol",
+            opts.protocol
+        ));
+    }
+    let mut seal = opts
+        .psk
+        .as_ref()
+        .map(|psk| ConnSeal::client(psk, id))
+        .transpose()?;
+    let mut auth = opts.psk.as_ref().map(|_| Auth::default());
+    let started = Instant::now();
     let mut token = None;
     let mut resumed_from = 0;
     let (source, file_info): (Box<dyn AppSource>, _) = match &opts.app {
@@ -174,7 +193,15 @@ pub fn run_client(
         }
         ClientApp::File(path) => {
             let (mut src, mut header) = FileSource::open(path)?;
-            let (t, offer) = ask_offer(&socket, server, routing, id, opts.protocol, &header)?;
+            let (t, offer) = ask_offer(
+                &socket,
+                server,
+                routing,
+                id,
+                opts.protocol,
+                &header,
+                seal.as_mut().zip(auth.as_mut()),
+            )?;
             token = t;
             // Resume only from a prefix that hashes like ours.
             if let Some(o) = offer.filter(|o| o.prefix_len > 0 && o.prefix_len < header.size) {
@@ -192,6 +219,9 @@ pub fn run_client(
     let mut conn = Connection::client(id, opts.protocol, server, &opts.tuning, source, start);
     if let Some(info) = routing {
         conn = conn.with_route(info, &opts.tuning);
+    }
+    if let Some(s) = seal.take() {
+        conn = conn.with_seal(s);
     }
     if let Some(t) = token {
         conn.set_token(t);
@@ -244,6 +274,7 @@ pub fn run_client(
         VERDICT_WAIT.min(opts.idle_timeout)
     };
     let mut no_verdict = false;
+    let mut mismatch: Option<String> = None;
     loop {
         let now = conn.now();
         conn.poll(now);
@@ -278,6 +309,16 @@ pub fn run_client(
         }
         flush(&socket, Some(server), &mut sendq, &mut pool)?;
         rep.tick(now, &conn);
+        if let Some(a) = auth
+            .as_ref()
+            .filter(|a| !a.heard && started.elapsed() >= MISMATCH_WAIT)
+        {
+            if let Some(hint) = &a.hint {
+                mismatch = Some(hint.clone());
+                conn.aborted = true;
+                break;
+            }
+        }
         if now.saturating_since(conn.last_heard) > opts.idle_timeout {
             rep.note(&format!(
                 "no answer from {server} for {:.1} s: giving up",
@@ -294,6 +335,10 @@ pub fn run_client(
             )),
             asked_at.map(|t| t + VERDICT_ASK),
             done_at.map(|t| t + verdict_wait + Duration(1)),
+            auth.as_ref().filter(|a| !a.heard).map(|_| {
+                let left = MISMATCH_WAIT.saturating_sub(started.elapsed());
+                conn.now() + Duration(left.as_nanos() as u64 + 1)
+            }),
         ]
         .into_iter()
         .flatten()
@@ -309,14 +354,21 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
-                // Routed both ways, or two-party both ways (route.rs).
-                let ours = |h: &Header| h.conn_id == id && from == Some(server);
-                let (h, payload) = match route::parse_for(d, &mut conn.route, ours) {
-                    Ok((h, p)) if ours(&h) => (h, p),
+                let from_server = from == Some(server);
+                let decoded = match (auth.as_mut(), conn.seal.as_mut()) {
+                    (Some(a), Some(s)) => a.open(s, d, from_server, id, &mut conn.route),
                     _ => {
-                        strangers += 1;
-                        continue;
+                        // Routed both ways, or two-party both ways (route.rs).
+                        let ours = |h: &Header| h.conn_id == id && from_server;
+                        match route::parse_for(d, &mut conn.route, ours) {
+                            Ok((h, p)) if ours(&h) => Some((h, p)),
+                            _ => None,
+                        }
                     }
+                };
+                let Some((h, payload)) = decoded else {
+                    strangers += 1;
+                    continue;
                 };
                 // Each kind counts only in the state it belongs to; the
                 // rest (a forged or stale `Refused`, `Retry` or `Close`)
@@ -359,7 +411,13 @@ pub fn run_client(
         let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
     }
     let verified = verdict.as_ref().is_some_and(|v| v.verdict.is_success());
-    let error = if let Some(why) = &refused {
+    let error = if let Some(hint) = &mismatch {
+        Some(format!(
+            "no authenticated answer from {server} within {:.0} s, and it answered without \
+             authentication ({hint}): both ends need --psk-file with the same key",
+            MISMATCH_WAIT.as_secs_f64()
+        ))
+    } else if let Some(why) = &refused {
         Some(format!("server refused the connection: {why}"))
     } else if let Some(v) = verdict.as_ref().filter(|v| !v.verdict.is_success()) {
         Some(format!("the receiver reported {}: {}", v.verdict, v.reason))
@@ -408,6 +466,14 @@ pub fn run_client(
     if strangers > 0 {
         rep.note(&format!("{strangers} datagrams from strangers dropped"));
     }
+    if let Some(s) = &conn.seal {
+        if s.rejected > 0 {
+            rep.note(&format!(
+                "{} datagrams failed authentication (forged, altered or replayed) and were dropped",
+                s.rejected
+            ));
+        }
+    }
     if out_of_state > 0 {
         rep.note(&format!(
             "{out_of_state} datagrams that did not belong to the connection's state ignored"
@@ -436,6 +502,7 @@ fn ask_offer(
     id: u64,
     protocol: Protocol,
     header: &FileHeader,
+    mut auth: Option<(&mut ConnSeal, &mut Auth)>,
 ) -> Result<(Option<[u8; TOKEN_LEN]>, Option<OfferRepr>), String> {
     // Framed as the connection will be: routed through relays.
     let mut routing = routing;
@@ -457,9 +524,15 @@ fn ask_offer(
                 conn_id: id,
             };
             // A lost or refused send is a lost query: asked again, or given up.
-            let q = match &routing {
-                Some(r) => route::emit(&h, &r.outgoing(), &q.emit()),
-                None => frame::emit(&h, &q.emit()),
+            let q = match (&routing, auth.as_mut()) {
+                (r, Some((s, _))) => {
+                    let mut out = Vec::new();
+                    let r = r.as_ref().map(|r| r.outgoing());
+                    s.seal(&h, r.as_ref(), &q.emit(), &mut out);
+                    out
+                }
+                (Some(r), None) => route::emit(&h, &r.outgoing(), &q.emit()),
+                (None, None) => frame::emit(&h, &q.emit()),
             };
             let _ = socket.send(&q);
             sent_at = Some(Instant::now());
@@ -471,19 +544,29 @@ fn ask_offer(
         let n = batch.recv(socket).unwrap_or_default();
         for i in 0..n {
             let (d, from) = batch.get(i);
-            let ours = |h: &Header| h.conn_id == id && from == Some(server);
-            let Ok((h, p)) = route::parse_for(d, &mut routing, ours) else {
+            let from_server = from == Some(server);
+            let decoded = match auth.as_mut() {
+                Some((s, a)) => a.open(s, d, from_server, id, &mut routing),
+                None => {
+                    let ours = |h: &Header| h.conn_id == id && from_server;
+                    match route::parse_for(d, &mut routing, ours) {
+                        Ok((h, p)) if ours(&h) => Some((h, p)),
+                        _ => None,
+                    }
+                }
+            };
+            let Some((h, p)) = decoded else {
                 continue;
             };
-            if !ours(&h) {
-                continue;
-            }
             match h.kind {
                 Kind::Retry => {
                     if let Ok(t) = frame::parse_retry(p) {
                         if token != Some(t) {
                             token = Some(t);
                             sent_at = None;
+                            if let Some((s, _)) = auth.as_mut() {
+                                s.set_token(&t);
+                            }
                         }
                     }
                 }
@@ -497,6 +580,64 @@ fn ask_offer(
         }
     }
     Ok((token, None))
+}
+
+/// How long a client in authenticated mode waits for a first
+/// authenticated answer before it believes the unauthenticated ones saying
+/// the receiver is in the other mode (or has another key).
+pub const MISMATCH_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A client's authenticated mode: what it heard, and a buffer to open into.
+#[derive(Default)]
+struct Auth {
+    /// A datagram of ours opened: the receiver has the key.
+    heard: bool,
+    /// What the receiver said without authentication (the other mode's
+    /// `Refused`): believed only if nothing authenticated comes.
+    hint: Option<String>,
+    scratch: Vec<u8>,
+}
+
+impl Auth {
+    /// Opens a datagram from the server for connection `id`: its header and
+    /// the payload of its kind as in version 2, or `None` (a stranger's, or
+    /// not authentic).
+    fn open<'a>(
+        &'a mut self,
+        seal: &mut ConnSeal,
+        d: &[u8],
+        from_server: bool,
+        id: u64,
+        routing: &mut Option<RouteInfo>,
+    ) -> Option<(Header, &'a [u8])> {
+        if !from_server {
+            return None;
+        }
+        let Ok(s) = seal::parse(d) else {
+            // Plain framing from the receiver: it has no key (its `Refused`
+            // says so), or someone forges one. Remembered, not acted on.
+            if let Ok((h, p)) = route::parse_for(d, routing, |_| false) {
+                if h.conn_id == id && h.kind == Kind::Refused {
+                    self.hint = Some(String::from_utf8_lossy(p).into_owned());
+                }
+            }
+            return None;
+        };
+        if s.header.conn_id != id {
+            return None;
+        }
+        match (routing.as_ref(), &s.route) {
+            (None, None) => {}
+            (Some(info), Some(r)) if info.accepts(r) => {}
+            _ => return None,
+        }
+        seal.open(&s, &mut self.scratch).ok()?;
+        if let (Some(info), Some(r)) = (routing.as_mut(), &s.route) {
+            info.saw(r);
+        }
+        self.heard = true;
+        Some((s.header, &self.scratch[..]))
+    }
 }
 
 /// How long a file's sender waits for the receiver's verdict once its

@@ -11,6 +11,7 @@ use crate::app::{AppSink, AppSource};
 use crate::frame::{self, CloseRepr, Header, Kind, Protocol, HEADER_LEN, TOKEN_LEN};
 use crate::net::RuntimeNet;
 use crate::route::{self, RouteInfo, ROUTED_HEADER_LEN};
+use crate::seal::ConnSeal;
 
 /// The agents' view of the two ends: the server is node 1, the client node 2.
 /// The TCP ports written in segments are these, whatever the UDP ports are.
@@ -175,6 +176,9 @@ pub struct Connection {
     /// Through relays: the ends' addresses, and what arrived (`None`:
     /// two-party, version 2 framing).
     pub route: Option<RouteInfo>,
+    /// Authenticated mode: the connection's keys and packet numbers
+    /// (`None`: plain framing).
+    pub seal: Option<ConnSeal>,
 }
 
 impl Connection {
@@ -233,7 +237,16 @@ impl Connection {
             finished_at: None,
             peer_closed: false,
             route: None,
+            seal: None,
         }
+    }
+
+    /// The same connection in authenticated mode: every datagram it sends
+    /// is sealed ([`crate::seal`]); the caller opens what it receives with
+    /// [`Connection::seal`].
+    pub fn with_seal(mut self, seal: ConnSeal) -> Connection {
+        self.seal = Some(seal);
+        self
     }
 
     /// The same connection through relays, before [`Connection::start`]:
@@ -289,6 +302,9 @@ impl Connection {
     /// `Query`), for the first `Hello`s.
     pub fn set_token(&mut self, token: [u8; TOKEN_LEN]) {
         self.token = token;
+        if let Some(s) = &mut self.seal {
+            s.set_token(&token);
+        }
     }
 
     /// The server asked for its token in our `Hello`s: repeat the ones
@@ -297,7 +313,7 @@ impl Connection {
         if self.heard_from_peer || !self.is_client || self.token == token {
             return false;
         }
-        self.token = token;
+        self.set_token(token);
         let again = self.hellos.clone();
         self.net.outbox.extend(again);
         true
@@ -416,8 +432,23 @@ impl Connection {
                 .pop()
                 .unwrap_or_else(|| Vec::with_capacity(head_len + p.len()));
             d.clear();
-            d.extend_from_slice(&head[..head_len]);
-            d.extend_from_slice(&p);
+            match &mut self.seal {
+                Some(s) if kind == Kind::Hello => {
+                    let mut payload = Vec::with_capacity(TOKEN_LEN + p.len());
+                    payload.extend_from_slice(&self.token);
+                    payload.extend_from_slice(&p);
+                    let r = self.route.as_ref().map(|r| r.outgoing());
+                    s.seal(&header, r.as_ref(), &payload, &mut d);
+                }
+                Some(s) => {
+                    let r = self.route.as_ref().map(|r| r.outgoing());
+                    s.seal(&header, r.as_ref(), &p, &mut d);
+                }
+                None => {
+                    d.extend_from_slice(&head[..head_len]);
+                    d.extend_from_slice(&p);
+                }
+            }
             self.counts.datagrams_sent += 1;
             self.counts.udp_bytes_sent += d.len() as u64;
             out.push((d, self.peer));
@@ -427,7 +458,7 @@ impl Connection {
 
     /// A `Close` datagram for this connection: empty (a client's), or with
     /// the receiver's verdict (a server's).
-    pub fn close_datagram(&self, verdict: Option<&CloseRepr>) -> (Vec<u8>, SocketAddr) {
+    pub fn close_datagram(&mut self, verdict: Option<&CloseRepr>) -> (Vec<u8>, SocketAddr) {
         let h = Header {
             kind: Kind::Close,
             protocol: self.protocol,
@@ -438,8 +469,15 @@ impl Connection {
     }
 
     /// A whole datagram of this connection's framing: routed (version 3)
-    /// through relays, two-party (version 2) otherwise.
-    pub fn emit(&self, h: &Header, payload: &[u8]) -> Vec<u8> {
+    /// through relays, two-party (version 2) otherwise; sealed (version 5
+    /// or 4) in authenticated mode.
+    pub fn emit(&mut self, h: &Header, payload: &[u8]) -> Vec<u8> {
+        if let Some(s) = &mut self.seal {
+            let mut out = Vec::new();
+            let r = self.route.as_ref().map(|r| r.outgoing());
+            s.seal(h, r.as_ref(), payload, &mut out);
+            return out;
+        }
         match &self.route {
             Some(r) => route::emit(h, &r.outgoing(), payload),
             None => frame::emit(h, payload),

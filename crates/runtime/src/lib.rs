@@ -19,7 +19,8 @@
 //! that needs it. It depends on `joulenet-proto` (agents, `Net`),
 //! `joulenet-channel` (loss and radio models), libc (poll, recvmmsg,
 //! sendmmsg), sha2 and hmac (file hashes, address-validation
-//! tokens), serde and rand.
+//! tokens), chacha20poly1305 and hkdf (authenticated mode, [`seal`]),
+//! serde and rand.
 
 pub mod app;
 pub mod client;
@@ -34,6 +35,7 @@ pub mod report;
 pub mod resume;
 pub mod route;
 pub mod routes;
+pub mod seal;
 pub mod server;
 pub mod signals;
 pub mod sock;

@@ -55,6 +55,7 @@ use crate::frame::{self, Header, Kind, Protocol, HEADER_LEN, TOKEN_LEN};
 use crate::net::{RecordedRadio, MAX_OUTBOX};
 use crate::route::{self, RoutePacket, RouteRepr};
 use crate::routes::RouteTable;
+use crate::seal;
 use crate::sock::{self, RecvBatch};
 
 /// Flows the relay keeps in its table at once; datagrams of further flows
@@ -128,12 +129,15 @@ pub struct RelayReport {
     pub agents_forgotten: u64,
     /// Relay agents alive when the report was taken.
     pub agents_alive: u64,
+    /// Sealed datagrams (authenticated mode) of a protocol whose relays
+    /// terminate connections: their agent cannot read them.
+    pub sealed_dropped: u64,
 }
 
 impl RelayReport {
     /// A two-column table for people.
     pub fn table(&self) -> String {
-        let rows: [(&str, u64); 14] = [
+        let rows: [(&str, u64); 15] = [
             ("forwarded", self.forwarded),
             ("consumed", self.consumed),
             ("dropped", self.dropped),
@@ -148,6 +152,7 @@ impl RelayReport {
             ("agents made", self.agents_made),
             ("agents forgotten", self.agents_forgotten),
             ("agents alive", self.agents_alive),
+            ("sealed dropped", self.sealed_dropped),
         ];
         let mut s = format!("relay node {}\n", self.node);
         for (k, v) in rows {
@@ -354,9 +359,23 @@ impl Relay {
 
     /// Handles one received datagram from the UDP address `from`.
     pub fn on_datagram(&mut self, d: &[u8], from: SocketAddr) {
-        let Ok(dg) = route::parse(d) else {
-            self.report.malformed += 1;
-            return;
+        // A sealed datagram (authenticated mode, `crate::seal`) shows its
+        // headers in the clear: it is routed as any other, but only
+        // forwarded, since its payload is for the ends' keys alone.
+        let (dg, sealed) = match (route::parse(d), seal::parse(d)) {
+            (Ok(dg), _) => (dg, false),
+            (Err(_), Ok(s)) => (
+                route::Datagram {
+                    header: s.header,
+                    route: s.route,
+                    payload: &[],
+                },
+                true,
+            ),
+            (Err(_), Err(_)) => {
+                self.report.malformed += 1;
+                return;
+            }
         };
         let Some(r) = dg.route else {
             self.report.malformed += 1;
@@ -385,6 +404,18 @@ impl Relay {
         // relays it is asked only while no agent lives.
         let runs_relays =
             self.agents.contains_key(&h.protocol) || (self.make)(h.protocol).is_some();
+        if sealed {
+            if runs_relays {
+                // Its relay agent cannot read it: relays that terminate
+                // connections and authenticated mode do not go together
+                // (`send` refuses the combination).
+                self.report.sealed_dropped += 1;
+                return;
+            }
+            self.track(h, &r, now, true);
+            self.forward_raw(d, r.dst.node, hop_limit);
+            return;
+        }
         if runs_relays && h.kind == Kind::Close && dg.payload.is_empty() {
             // A sender's (empty) `Close` ends its hop, not the flow; the
             // agent's own closing does that. A `Close` with the receiver's

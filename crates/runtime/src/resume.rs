@@ -110,6 +110,37 @@ pub fn claim(
     Ok((ours, f))
 }
 
+/// How long a kept prefix waits for its sender to come back. A prefix is
+/// worth keeping across receiver restarts (that is what it is for), but
+/// not for ever: one no sender resumed within this long is removed when
+/// `recv` starts ([`remove_expired`]).
+pub const HORIZON: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Removes the kept prefixes in `dir` last written longer than `horizon`
+/// ago; returns how many. Younger ones stay, so that a transfer
+/// interrupted by a crash or restart still resumes.
+pub fn remove_expired(dir: &Path, horizon: std::time::Duration) -> io::Result<usize> {
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with('.') || !name.ends_with(SUFFIX) || !entry.file_type()?.is_file() {
+            continue;
+        }
+        let age = entry
+            .metadata()?
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok());
+        if age.is_some_and(|a| a > horizon) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
 /// A verified transfer of the file makes its kept prefix useless.
 pub fn forget(dir: &Path, name: &str, sha256: &[u8; 32]) {
     let _ = std::fs::remove_file(path(dir, name, sha256));

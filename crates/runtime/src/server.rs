@@ -35,6 +35,7 @@ use crate::energy;
 use crate::frame::{self, CloseRepr, Header, Kind, OfferRepr, Protocol, Verdict};
 use crate::report::{Format, Reporter, Summary};
 use crate::route::{self, RouteInfo};
+use crate::seal::{self, ConnSeal, Psk, SealError};
 use crate::sock::{self, RecvBatch};
 use crate::token::{self, TokenKey};
 
@@ -67,6 +68,12 @@ pub struct ServerOptions {
     /// Through relays: this node's id (`--node`); routed datagrams for
     /// another node are counted as misrouted.
     pub node: Option<NodeId>,
+    /// Authenticated mode (`--psk-file`): only sealed datagrams that open
+    /// under this key are acted on ([`crate::seal`]).
+    pub psk: Option<Psk>,
+    /// Kept prefixes of interrupted transfers older than this are removed
+    /// at start ([`crate::resume::HORIZON`] by default).
+    pub resume_horizon: std::time::Duration,
 }
 
 impl ServerOptions {
@@ -85,6 +92,8 @@ impl ServerOptions {
             idle_timeout: Duration::from_secs(60),
             stop: None,
             node: None,
+            psk: None,
+            resume_horizon: crate::resume::HORIZON,
         }
     }
 }
@@ -111,10 +120,20 @@ pub struct ServerCounters {
     pub verdicts_resent: u64,
     /// Partial files of dead receivers removed at start.
     pub stale_partials_removed: u64,
+    /// Kept prefixes older than the resume horizon removed at start.
+    pub expired_resumes_removed: u64,
     /// Answers to validated `Query`s (what is kept to resume from).
     pub offers_sent: u64,
     /// Routed datagrams addressed to another node.
     pub misrouted: u64,
+    /// Authenticated mode: datagrams that did not open (forged, altered,
+    /// another key, or plain framing other than an opening), and sealed
+    /// ones whose packet number was seen already.
+    pub auth_failed: u64,
+    pub replayed: u64,
+    /// Openings in the other mode (sealed to a server without a key, plain
+    /// to one with a key), answered with a plain `Refused` saying so.
+    pub mode_mismatch: u64,
 }
 
 /// Most bytes sent toward an address not yet validated, per byte received
@@ -146,6 +165,8 @@ struct Finished {
     peer: SocketAddr,
     close: Vec<u8>,
     resends_left: u8,
+    /// Authenticated mode: the connection's keys, to open its late datagrams.
+    seal: Option<ConnSeal>,
 }
 
 #[derive(Clone)]
@@ -206,6 +227,45 @@ impl Entry {
     }
 }
 
+/// The plain `Refused` reasons of authenticated mode (short: they go to
+/// addresses not validated, within [`AMPLIFICATION`] times the opening).
+pub const NO_KEY: &str = "authenticated mode needs --psk-file at both ends; this receiver has none";
+pub const NEEDS_KEY: &str =
+    "this receiver is in authenticated mode: run with --psk-file and its key";
+pub const BAD_KEY: &str = "authentication failed: another --psk-file key, or altered bytes";
+
+/// Answers an opening (`Hello`, `Query`) of the other mode, or one that did
+/// not authenticate, with a plain `Refused` saying why, if it is no larger
+/// than [`AMPLIFICATION`] times the opening: a client in plain mode honours
+/// it, one in authenticated mode takes it as a hint only
+/// ([`crate::client::MISMATCH_WAIT`]).
+fn refuse_plainly(
+    c: &mut ServerCounters,
+    sendq: &mut Vec<(Vec<u8>, SocketAddr)>,
+    d: &[u8],
+    h: &Header,
+    routed: Option<route::RouteRepr>,
+    to: SocketAddr,
+    why: &str,
+) {
+    if !matches!(h.kind, Kind::Hello | Kind::Query) {
+        return;
+    }
+    let hdr = Header {
+        kind: Kind::Refused,
+        ..*h
+    };
+    let answer = match routed {
+        Some(r) => route::emit(&hdr, &r.reversed(), why.as_bytes()),
+        None => frame::emit(&hdr, why.as_bytes()),
+    };
+    c.unvalidated_bytes_received += d.len() as u64;
+    if answer.len() <= AMPLIFICATION * d.len() {
+        c.unvalidated_bytes_sent += answer.len() as u64;
+        sendq.push((answer, to));
+    }
+}
+
 /// Binds the server's socket (separately from running, so a caller can learn
 /// the port before clients connect).
 pub fn bind(opts: &ServerOptions) -> Result<std::net::UdpSocket, String> {
@@ -225,6 +285,9 @@ pub fn run_server(
         report.counters.stale_partials_removed = crate::partial::remove_stale(dir)
             .map_err(|e| format!("{}: {e}", dir.display()))?
             as u64;
+        report.counters.expired_resumes_removed =
+            crate::resume::remove_expired(dir, opts.resume_horizon)
+                .map_err(|e| format!("{}: {e}", dir.display()))? as u64;
     }
     let key = TokenKey::random()?;
     let out = SharedOut(Arc::new(Mutex::new(out)));
@@ -244,6 +307,7 @@ pub fn run_server(
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
+    let mut scratch: Vec<u8> = Vec::new();
     let epoch = Instant::now();
     // A one-off server whose connection is over stays while its sender may
     // still be asking for the verdict (both copies of it can be lost): until
@@ -351,6 +415,7 @@ pub fn run_server(
             // Dropping the connection drops its sink: an unfinished file is removed.
             let file = e.file.take();
             let peer = e.conn.peer;
+            let seal = e.conn.seal.take();
             drop(e.conn);
             if let Some(f) = file {
                 let outcome = f.lock().unwrap().clone();
@@ -376,6 +441,7 @@ pub fn run_server(
                     peer,
                     close: close.0,
                     resends_left: VERDICT_RESENDS,
+                    seal,
                 },
             );
             if recent.len() > RECENT_IDS {
@@ -428,9 +494,101 @@ pub fn run_server(
                     report.counters.malformed += 1;
                     continue;
                 };
-                let Ok(dg) = route::parse(d) else {
-                    report.counters.malformed += 1;
-                    continue;
+                // Authenticated mode opens a datagram before anything reads
+                // it; a sealed opening's nonce, token and packet number
+                // make its connection's keys.
+                let mut opening: Option<(
+                    [u8; seal::NONCE_LEN],
+                    Option<[u8; frame::TOKEN_LEN]>,
+                    u64,
+                )> = None;
+                let dg = match &opts.psk {
+                    None => match route::parse(d) {
+                        Ok(dg) => dg,
+                        Err(_) => {
+                            let c = &mut report.counters;
+                            match seal::parse(d) {
+                                Ok(s) if matches!(s.header.kind, Kind::Hello | Kind::Query) => {
+                                    c.mode_mismatch += 1;
+                                    refuse_plainly(
+                                        c, &mut sendq, d, &s.header, s.route, from, NO_KEY,
+                                    );
+                                }
+                                Ok(_) => c.malformed += 1,
+                                Err(_) => c.malformed += 1,
+                            }
+                            continue;
+                        }
+                    },
+                    Some(psk) => {
+                        let c = &mut report.counters;
+                        let s = match seal::parse(d) {
+                            Ok(s) => s,
+                            Err(SealError::NotSealed) => {
+                                match route::parse(d) {
+                                    Ok(dg)
+                                        if matches!(dg.header.kind, Kind::Hello | Kind::Query) =>
+                                    {
+                                        c.mode_mismatch += 1;
+                                        refuse_plainly(
+                                            c, &mut sendq, d, &dg.header, dg.route, from, NEEDS_KEY,
+                                        );
+                                    }
+                                    // Not sealed, so not authentic.
+                                    Ok(_) => c.auth_failed += 1,
+                                    Err(_) => c.malformed += 1,
+                                }
+                                continue;
+                            }
+                            Err(_) => {
+                                c.malformed += 1;
+                                continue;
+                            }
+                        };
+                        let id = s.header.conn_id;
+                        let opened = if let Some(cs) =
+                            conns.get_mut(&id).and_then(|e| e.conn.seal.as_mut())
+                        {
+                            cs.open(&s, &mut scratch)
+                        } else if let Some(cs) =
+                            finished_conns.get_mut(&id).and_then(|f| f.seal.as_mut())
+                        {
+                            cs.open(&s, &mut scratch)
+                        } else if matches!(s.header.kind, Kind::Hello | Kind::Query) {
+                            seal::open_opening(psk, &s, &mut scratch)
+                        } else {
+                            c.unknown_connection += 1;
+                            continue;
+                        };
+                        match opened {
+                            Ok(()) => {}
+                            Err(SealError::Replayed) => {
+                                c.replayed += 1;
+                                continue;
+                            }
+                            Err(_) => {
+                                c.auth_failed += 1;
+                                let new =
+                                    !conns.contains_key(&id) && !finished_conns.contains_key(&id);
+                                if new {
+                                    // Someone with another key (or none) is
+                                    // trying to connect: say so, plainly.
+                                    refuse_plainly(
+                                        c, &mut sendq, d, &s.header, s.route, from, BAD_KEY,
+                                    );
+                                }
+                                continue;
+                            }
+                        }
+                        if let Some(n) = s.nonce {
+                            opening = Some((n, s.token, s.pn));
+                        }
+                        route::Datagram {
+                            header: s.header,
+                            route: s.route,
+                            payload: &scratch[..],
+                        }
+                    }
                 };
                 let (h, payload, routed) = (dg.header, dg.payload, dg.route);
                 if routed.is_some_and(|r| opts.node.is_some_and(|n| n != r.dst.node)) {
@@ -441,9 +599,20 @@ pub fn run_server(
                 // `Refused`) goes back framed as the datagram came: routed,
                 // with source and destination swapped, when it was routed;
                 // to the UDP address it came from (the last relay) either way.
-                let answer = |hdr: &Header, payload: &[u8]| match &routed {
-                    Some(r) => route::emit(hdr, &r.reversed(), payload),
-                    None => frame::emit(hdr, payload),
+                // In authenticated mode they are sealed under the opening's
+                // keys.
+                let answer = |hdr: &Header, payload: &[u8]| match (&opts.psk, &opening) {
+                    (Some(psk), Some((nonce, _, _))) => seal::seal_answer(
+                        psk,
+                        hdr,
+                        routed.map(|r| r.reversed()).as_ref(),
+                        nonce,
+                        payload,
+                    ),
+                    _ => match &routed {
+                        Some(r) => route::emit(hdr, &r.reversed(), payload),
+                        None => frame::emit(hdr, payload),
+                    },
                 };
                 let c = &mut report.counters;
                 if let Some(e) = conns.get_mut(&h.conn_id) {
@@ -615,6 +784,10 @@ pub fn run_server(
                     let mut info = RouteInfo::new(r.dst, r.src);
                     info.saw(r);
                     conn = conn.with_route(info, &opts.tuning);
+                }
+                if let (Some(psk), Some((nonce, Some(t), pn))) = (&opts.psk, &opening) {
+                    // The keys of the token this process just validated.
+                    conn = conn.with_seal(ConnSeal::server(psk, h.conn_id, *nonce, t, *pn));
                 }
                 conn.start();
                 conn.on_datagram(packet, d.len());

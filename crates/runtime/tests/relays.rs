@@ -22,6 +22,7 @@ use joulenet_runtime::frame::{Header, Kind, Protocol};
 use joulenet_runtime::relay::{self, RelayOptions, RelayReport};
 use joulenet_runtime::route::{self, RouteRepr};
 use joulenet_runtime::routes::RouteTable;
+use joulenet_runtime::seal::Psk;
 use joulenet_runtime::{
     run_client, run_server, server, ClientApp, ClientOptions, ServerMode, ServerOptions,
     ServerReport, Summary,
@@ -122,10 +123,15 @@ impl Chain {
 type ServerThread = thread::JoinHandle<Result<ServerReport, String>>;
 
 fn file_server(out: &Path, node: u32) -> (SocketAddr, ServerThread) {
+    file_server_with(out, node, None)
+}
+
+fn file_server_with(out: &Path, node: u32, psk: Option<Psk>) -> (SocketAddr, ServerThread) {
     let mut opts = ServerOptions::new(
         "127.0.0.1:0".parse().unwrap(),
         ServerMode::Files(out.to_path_buf()),
     );
+    opts.psk = psk;
     opts.one_off = true;
     opts.node = Some(node);
     opts.idle_timeout = Duration::from_secs(8);
@@ -510,4 +516,59 @@ fn a_kept_prefix_is_resumed_from_through_relays() {
         assert_eq!(report.counters.offers_sent, 1, "{protocol}");
         assert_eq!(hash_file(&out.join("payload.bin")).unwrap().0, sha);
     }
+}
+
+/// Authenticated mode through three relays that have no key: they read
+/// the route headers (authenticated end to end, not encrypted), rewrite
+/// only the hop limit and forward; the file arrives verified, every
+/// datagram having crossed every relay. hbh-tcp, whose relays terminate
+/// the connection and would need the key, is refused with the reason.
+#[test]
+fn authenticated_mode_crosses_three_relays_that_have_no_key() {
+    let psk = Psk::from_bytes(&[5; 32]).unwrap();
+    let dir = tmpdir("psk");
+    let src = make_file(&dir, 1 << 20);
+    let (server_addr, server) = file_server_with(&dir.join("out"), SERVER_NODE, Some(psk.clone()));
+    let chain = Chain::start(3, server_addr);
+    let sack = Protocol::named("sack");
+    let mut o = routed_client(chain.first(), sack, &src);
+    o.psk = Some(psk.clone());
+    let began = Instant::now();
+    let client = run_client(&o, quiet()).expect("client through relays, authenticated");
+    let report = server.join().unwrap().expect("server");
+    assert!(
+        began.elapsed() < StdDuration::from_secs(9),
+        "took {:?}",
+        began.elapsed()
+    );
+    match report.files.first() {
+        Some(FileOutcome::Complete { size, .. }) => assert_eq!(*size, 1 << 20),
+        other => panic!("file not verified: {other:?}"),
+    }
+    assert_eq!(report.counters.auth_failed, 0, "{:?}", report.counters);
+    assert_eq!(hop_limits(&client), (61, 61));
+    let relays = chain.stop();
+    for r in &relays {
+        assert!(r.forwarded > 100, "node {}: {r:?}", r.node);
+        assert_eq!(
+            (r.malformed, r.dropped, r.sealed_dropped),
+            (0, 0, 0),
+            "{r:?}"
+        );
+    }
+
+    let mut o = routed_client(chain_addr_unused(), Protocol::named("hbh-tcp"), &src);
+    o.psk = Some(psk);
+    let err = run_client(&o, quiet()).expect_err("hbh-tcp through relays with a key");
+    assert!(
+        err.contains("terminate") && err.contains("--psk-file"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An address nothing listens on (the client must refuse before sending).
+fn chain_addr_unused() -> SocketAddr {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.local_addr().unwrap()
 }

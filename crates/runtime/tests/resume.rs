@@ -17,6 +17,7 @@ use common::{make_file, names, quiet, tmpdir, Captured, Relay};
 use joulenet_proto::Duration;
 use joulenet_runtime::app::hash_file;
 use joulenet_runtime::frame::Protocol;
+use joulenet_runtime::seal::Psk;
 use joulenet_runtime::{
     emulate, parse_loss, run_client, run_emulator, run_server, server, ClientApp, ClientOptions,
     EmulateOptions, Format, ServerMode, ServerOptions, ServerReport,
@@ -27,17 +28,22 @@ fn sack() -> Protocol {
 }
 const SIZE: usize = 3 << 20;
 
-fn recv(
-    out: &Path,
-) -> (
+type Server = (
     SocketAddr,
     Arc<AtomicBool>,
     thread::JoinHandle<Result<ServerReport, String>>,
-) {
+);
+
+fn recv(out: &Path) -> Server {
+    recv_with(out, None)
+}
+
+fn recv_with(out: &Path, psk: Option<Psk>) -> Server {
     let mut opts = ServerOptions::new(
         "127.0.0.1:0".parse().unwrap(),
         ServerMode::Files(out.to_path_buf()),
     );
+    opts.psk = psk;
     opts.idle_timeout = Duration::from_millis(500);
     let stop = Arc::new(AtomicBool::new(false));
     opts.stop = Some(Arc::clone(&stop));
@@ -55,7 +61,16 @@ fn send(
     to: SocketAddr,
     file: &Path,
 ) -> (Result<joulenet_runtime::Summary, String>, serde_json::Value) {
+    send_with(to, file, None)
+}
+
+fn send_with(
+    to: SocketAddr,
+    file: &Path,
+    psk: Option<Psk>,
+) -> (Result<joulenet_runtime::Summary, String>, serde_json::Value) {
     let mut o = ClientOptions::new(&to.to_string(), sack(), ClientApp::File(file.to_path_buf()));
+    o.psk = psk;
     o.idle_timeout = Duration::from_millis(400);
     o.format = Format::Json;
     let j = Captured::default();
@@ -118,19 +133,30 @@ fn check_resumed(doc: &serde_json::Value, kept: u64, src: &Path, out: &Path) {
 
 #[test]
 fn a_transfer_cut_by_a_relay_restart_resumes_where_it_stopped() {
-    let dir = tmpdir("resume-relay");
+    cut_by_a_relay_restart("resume-relay", None);
+}
+
+/// The same in authenticated mode: the `Query` and the `Offer` are sealed
+/// like everything else, and resuming works as without a key.
+#[test]
+fn a_sealed_transfer_cut_by_a_relay_restart_resumes_where_it_stopped() {
+    cut_by_a_relay_restart("resume-relay-psk", Some(Psk::from_bytes(&[3; 32]).unwrap()));
+}
+
+fn cut_by_a_relay_restart(tag: &str, psk: Option<Psk>) {
+    let dir = tmpdir(tag);
     let out = dir.join("out");
     let src = make_file(&dir, "f.bin", SIZE, 21);
-    let (addr, stop, server) = recv(&out);
+    let (addr, stop, server) = recv_with(&out, psk.clone());
     let first = dying_relay(addr, 800);
-    let (r, _) = send(first.addr, &src);
+    let (r, _) = send_with(first.addr, &src, psk.clone());
     assert!(r.is_err(), "the cut transfer succeeded");
     first.stop();
     let kept = kept_prefix(&out);
     assert!(kept > 100_000 && kept < SIZE as u64, "{kept}");
     // The restarted relay: a new port toward the receiver, a new connection.
     let second = dying_relay(addr, usize::MAX);
-    let (r, doc) = send(second.addr, &src);
+    let (r, doc) = send_with(second.addr, &src, psk);
     second.stop();
     stop.store(true, Ordering::Relaxed);
     server.join().unwrap().unwrap();

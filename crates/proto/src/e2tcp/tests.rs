@@ -642,7 +642,7 @@ fn a_lost_segment_that_is_sacked_later_is_not_resent() {
     assert_eq!(sent_offsets(&mut w), [0, 1000, 2000, 3000]);
     // A round trip later only 3000 has arrived: three losses, a burst,
     // the window cut to one.
-    w.now = w.now + rtt;
+    w.now += rtt;
     ack(&mut w, id, 0, &[(3000, 4000)]);
     assert_eq!(sender(&w).last_class(), AckClass::Burst);
     assert_eq!(sent_offsets(&mut w), [0]);
@@ -667,13 +667,13 @@ fn an_ack_of_an_earlier_sending_does_not_mark_the_flight_lost() {
     assert_eq!(sent_offsets(&mut w), [0, 1000, 2000, 3000]);
     // A round trip later: 1000 arrived and 0 did not: 0 is resent
     // (random loss), 4000 is new.
-    w.now = w.now + rtt;
+    w.now += rtt;
     ack(&mut w, id, 0, &[(1000, 2000)]);
     assert_eq!(sent_offsets(&mut w), [0, 4000]);
     // 2000 and 3000 arrive a little later; the last segment goes out.
-    w.now = w.now + Duration::from_millis(2);
+    w.now += Duration::from_millis(2);
     ack(&mut w, id, 0, &[(1000, 3000)]);
-    w.now = w.now + Duration::from_millis(2);
+    w.now += Duration::from_millis(2);
     ack(&mut w, id, 0, &[(1000, 4000)]);
     assert_eq!(sent_offsets(&mut w), [5000]);
     // The resent 0 is slow: the retransmission timer fires first and
@@ -685,7 +685,7 @@ fn an_ack_of_an_earlier_sending_does_not_mark_the_flight_lost() {
     assert_eq!(sent_offsets(&mut w), [0]);
     // Now the first resent 0 arrives: its ACK comes sooner than any round
     // trip after the latest sending, so it answers the earlier one.
-    w.now = w.now + Duration::from_millis(1);
+    w.now += Duration::from_millis(1);
     ack(&mut w, id, 4000, &[]);
     assert_eq!(sender(&w).lost_segments(), 0, "4000 and 5000 were not lost");
     let next = sent_offsets(&mut w);
