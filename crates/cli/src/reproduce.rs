@@ -14,6 +14,8 @@ pub enum Paper {
     E2tcp,
     /// RCP / R²CP: wireless loss, satellite, power management, TCP-friendliness, aggregation
     Rcp,
+    /// JTP vs rate-based TCP-SACK and ATP-like (Figs. 2 and 6, equations 5 and 6)
+    Jtp,
 }
 
 #[derive(Args)]
@@ -42,6 +44,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
         Paper::Wwp => "wwp",
         Paper::E2tcp => "e2tcp",
         Paper::Rcp => "rcp",
+        Paper::Jtp => "jtp",
     };
     // RCP's tables are kept under docs/ (its figures are drawn from them).
     let default = match args.paper {

@@ -11,6 +11,7 @@
 //! Depends on the simulator only; it must not depend on the CLI or Python.
 
 mod e2tcp;
+mod jtp;
 mod rcp;
 mod wwp;
 
@@ -30,6 +31,10 @@ pub const PAPERS: &[(&str, &str)] = &[
     (
         "rcp",
         "RCP / R²CP: wireless loss, satellite, power management, friendliness, aggregation",
+    ),
+    (
+        "jtp",
+        "JTP vs rate-based TCP-SACK and ATP-like (Figs. 2 and 6, equations 5 and 6)",
     ),
 ];
 
@@ -96,6 +101,7 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
     let started = std::time::Instant::now();
     match paper {
         "wwp" => wwp::reproduce(&mut ctx)?,
+        "jtp" => jtp::reproduce(&mut ctx)?,
         _ => e2tcp::reproduce(&mut ctx)?,
     }
     let summary = format!(
@@ -263,6 +269,25 @@ impl Ctx {
             *v /= n;
         }
         Ok(m)
+    }
+
+    /// Every seed's run of `base` with `sets` (`key=value` overrides), in
+    /// seed order, on all cores.
+    pub fn runs_of(&mut self, base: &Scenario, sets: &[String]) -> Result<Vec<RunResult>, String> {
+        let mut table = base.table().clone();
+        for s in sets {
+            let (k, v) = parse_override(s).map_err(|e| e.to_string())?;
+            set_path(&mut table, &k, v).map_err(|e| e.to_string())?;
+        }
+        // `table()` leaves the file's sweep out: the overrides choose the point.
+        let scenario = Scenario::from_table(table, base.name(), self.dir.clone())
+            .map_err(|e| format!("{} with {sets:?}: {e}", base.name()))?;
+        let point = scenario.points().remove(0);
+        let seeds: Vec<u64> = (1..=self.seeds).collect();
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let runs = run_all(&scenario, &[point], &seeds, jobs)?;
+        self.runs += runs.len();
+        Ok(runs)
     }
 
     /// Write a CSV table (header + rows).
