@@ -5,6 +5,10 @@
 //! This crate only parses arguments, drives the simulator and runtime crates and prints;
 //! it holds no simulation or protocol logic.
 
+// The argument structs' doc comments are clap's `--help` text, written for
+// a terminal (`HOST[:PORT]`, `<paper>`), not rustdoc links or HTML.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 mod bench;
 mod demo;
 mod list;

@@ -2,7 +2,7 @@
 //!
 //! Everything crosses the boundary as text: a scenario as TOML text or as
 //! JSON (a Python dict serialised by the package), parameter points as JSON
-//! objects of dotted keys, results as the JSON of [`RunResult`]. DataFrames,
+//! objects of dotted keys, results as the JSON of [`joulenet_sim::RunResult`]. DataFrames,
 //! sweeps, the result store, plots and reports live in pure Python
 //! (`python/joulenet/`).
 //!
