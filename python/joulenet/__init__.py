@@ -32,6 +32,16 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    # ``joulenet.plot`` without importing matplotlib for every ``import
+    # joulenet`` (PEP 562): the plotting module loads on first use.
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError(f"module 'joulenet' has no attribute {name!r}")
+
+
 def version() -> str:
     """joulenet's version (recorded beside every result)."""
     return _joulenet.version()

@@ -81,10 +81,20 @@ class RunResult:
         """A time series (``cwnd``, ``rate``, ``goodput``, ``queue``,
         ``channel`` ...) in long format: ``time_s``, ``series``, ``entity``,
         ``value`` (plus context), or, with ``wide=True``, one column per
-        entity indexed by ``time_s``. All series without ``name``."""
+        entity indexed by ``time_s``. All series without ``name``.
+
+        A name the run did not record is an error, not an empty frame: the
+        scenario must ask for it (``[output] series = ["cwnd"]``, or
+        ``params={"output.series": ["cwnd"]}``)."""
         rows = self.raw["series"]
         if name is not None:
             rows = [r for r in rows if r["series"] == name]
+            if not rows:
+                raise KeyError(
+                    f"series {name!r} was not recorded (recorded: {self.series_names or 'none'}); "
+                    f"ask for it with [output] series = [{name!r}] in the scenario or "
+                    f"params={{'output.series': [{name!r}]}}"
+                )
         df = pd.DataFrame(rows, columns=["time_s", "series", "entity", "value"])
         if wide:
             return df.pivot_table(index="time_s", columns="entity", values="value")

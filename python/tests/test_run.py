@@ -7,6 +7,7 @@ import threading
 import time
 
 import pandas as pd
+import pytest
 
 import joulenet
 from conftest import small
@@ -91,3 +92,23 @@ def test_runs_release_the_gil():
         th.join()
     # With the GIL held the ticker would be frozen for the whole runs.
     assert len(ticks) >= max(3, int(one * 3 / 0.005))
+
+
+def test_a_series_not_recorded_is_an_error_that_says_how_to_ask_for_it(demo_path):
+    r = joulenet.run(str(demo_path), seed=1)
+    with pytest.raises(KeyError, match="output.series"):
+        r.series("cwnd")
+
+
+def test_the_readme_snippet_runs(tmp_path, demo_path):
+    # README.md's Python example, as written there (plot loads lazily).
+    DEMO = str(demo_path)
+    r = joulenet.run(DEMO, seed=1, params={"flow.protocol": "sack", "output.series": ["cwnd"]})
+    assert not r.series("cwnd").empty
+    res = joulenet.sweep(DEMO, grid={"link.loss.bad.loss": [0.1, 0.5]}, seeds=range(2),
+                         store=str(tmp_path / "campaign.db"), workers=1)
+    ci = res.mean_ci("energy_per_bit_j")
+    assert set(ci["link.loss.bad.loss"]) == {0.1, 0.5}
+    fig = joulenet.plot.metric_vs_param(res, "link.loss.bad.loss", "energy_per_bit_j",
+                                        hue="flow.protocol")
+    assert fig is not None
