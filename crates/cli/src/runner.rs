@@ -304,6 +304,36 @@ fn aggregate_json(
     serde_json::Value::Array(rows)
 }
 
+/// The aggregate across seeds as CSV: one row per parameter point, its
+/// parameters, the seed count, and each metric's mean and 95% half-width
+/// (empty where undefined), the same numbers as `runs.json`'s `aggregate`.
+fn aggregate_csv(runs: &[RunResult], points: &[ParamPoint], per_point: usize) -> String {
+    let rows = aggregate_json(runs, points, per_point);
+    let rows = rows.as_array().expect("aggregate rows");
+    let mut keys: Vec<String> = points.iter().flat_map(|p| p.keys().cloned()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut header: Vec<String> = keys.clone();
+    header.push("seeds".into());
+    for name in AGGREGATE_METRICS {
+        header.push(format!("{name}_mean"));
+        header.push(format!("{name}_ci95"));
+    }
+    let mut text = header.join(",") + "\n";
+    for row in rows {
+        let params = &row["params"];
+        let mut cells: Vec<String> = keys.iter().map(|k| output::csv_cell(&params[k])).collect();
+        cells.extend(
+            header[keys.len()..]
+                .iter()
+                .map(|h| output::csv_cell(&row[h])),
+        );
+        text.push_str(&cells.join(","));
+        text.push('\n');
+    }
+    text
+}
+
 fn json_report(runs: &[RunResult], points: &[ParamPoint], per_point: usize) -> String {
     let doc =
         serde_json::json!({ "runs": runs, "aggregate": aggregate_json(runs, points, per_point) });
@@ -330,6 +360,7 @@ fn write_outputs(
     write("nodes.csv", &output::csv(&r, |r| r.nodes.clone()))?;
     write("links.csv", &output::csv(&r, |r| r.links.clone()))?;
     write("summary.csv", &output::csv(&r, |r| vec![r.summary.clone()]))?;
+    write("aggregate.csv", &aggregate_csv(&runs, points, per_point))?;
     if runs.iter().any(|r| !r.series.is_empty()) {
         write("series.csv", &output::csv(&r, |r| r.series.clone()))?;
     }

@@ -33,7 +33,11 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
         // The share is of the source's first sendings, which count one
         // packet more than the stream's messages (501 for 500 here): jtp0
         // delivering every message reads 0.998.
-        assert!(delivered + 0.01 >= required, "{} delivered {delivered}", r[0]);
+        assert!(
+            delivered + 0.01 >= required,
+            "{} delivered {delivered}",
+            r[0]
+        );
     }
     for r in rows(&out.join("jtp_caching.csv")) {
         let (cached, eq5): (f64, f64) = (r[3].parse().unwrap(), r[4].parse().unwrap());

@@ -246,7 +246,9 @@ fn context_columns(c: &RunContext, params: &[String]) -> Vec<(String, Value)> {
     cols
 }
 
-fn cell(v: &Value) -> String {
+/// One CSV cell: empty for null, quoted when it holds a comma, a quote or a
+/// line break.
+pub fn csv_cell(v: &Value) -> String {
     let s = match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -288,8 +290,8 @@ pub fn csv<T: Serialize>(runs: &[&RunResult], rows: impl Fn(&RunResult) -> Vec<T
             }
             let cells: Vec<String> = ctx
                 .iter()
-                .map(|(_, v)| cell(v))
-                .chain(obj.values().map(cell))
+                .map(|(_, v)| csv_cell(v))
+                .chain(obj.values().map(csv_cell))
                 .collect();
             let _ = writeln!(out, "{}", cells.join(","));
         }
@@ -313,9 +315,9 @@ mod tests {
 
     #[test]
     fn csv_cells_are_quoted_when_needed() {
-        assert_eq!(cell(&Value::from("a,b")), "\"a,b\"");
-        assert_eq!(cell(&Value::from("say \"hi\"")), "\"say \"\"hi\"\"\"");
-        assert_eq!(cell(&Value::Null), "");
-        assert_eq!(cell(&Value::from(1.5)), "1.5");
+        assert_eq!(csv_cell(&Value::from("a,b")), "\"a,b\"");
+        assert_eq!(csv_cell(&Value::from("say \"hi\"")), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_cell(&Value::Null), "");
+        assert_eq!(csv_cell(&Value::from(1.5)), "1.5");
     }
 }

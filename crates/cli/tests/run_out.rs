@@ -1,0 +1,48 @@
+//! `joulenet run --out DIR` writes every file its help names, and the
+//! aggregate CSV holds the same numbers as runs.json's aggregate.
+
+use std::process::Command;
+
+#[test]
+fn out_writes_the_files_its_help_promises_with_one_aggregate_row_per_point() {
+    let dir = std::env::temp_dir().join(format!("joulenet-out-{}", std::process::id()));
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/demo.toml");
+    let status = Command::new(env!("CARGO_BIN_EXE_joulenet"))
+        .args(["run", "-q", "--seeds", "1..3", "--out"])
+        .arg(&dir)
+        .arg(scenario)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    for f in [
+        "runs.json",
+        "report.txt",
+        "flows.csv",
+        "nodes.csv",
+        "links.csv",
+        "summary.csv",
+        "aggregate.csv",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("runs.json")).unwrap()).unwrap();
+    let aggregate = runs["aggregate"].as_array().unwrap();
+    let csv = std::fs::read_to_string(dir.join("aggregate.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), aggregate.len(), "one row per parameter point");
+    let col = header.iter().position(|h| *h == "energy_j_mean").unwrap();
+    for (row, point) in rows.iter().zip(aggregate) {
+        assert_eq!(row[header.iter().position(|h| *h == "seeds").unwrap()], "2");
+        let mean: f64 = row[col].parse().unwrap();
+        assert_eq!(mean, point["energy_j_mean"].as_f64().unwrap());
+        assert_eq!(row[0], point["params"]["flow.protocol"].as_str().unwrap());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
