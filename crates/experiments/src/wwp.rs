@@ -1,5 +1,7 @@
 //! Wave & Wait vs TCP Reno (Tsaoussidis, Badr, Verma): Tables 1–5.
 
+use joulenet_sim::scenario::Scenario;
+
 use super::{paper, Ctx, Measure};
 
 const MIB5: f64 = 5.0 * 1_048_576.0;
@@ -121,10 +123,6 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     ));
     let m = |ctx: &mut Ctx, p: &str, bytes: &str, rate: f64, phase: f64, w: Wwp| {
         ctx.measure(&base, &sets(p, bytes, rate, phase, w, Phases::Fixed))
-    };
-    let markov = |ctx: &mut Ctx, p: &str, rate: f64, phase: f64| {
-        let s = sets(p, "5MiB", rate, phase, Wwp::Conservative, Phases::Markov);
-        ctx.measure(&base, &s)
     };
     // Tables 1 and 2 share the error-free baseline (tests 1.1/1.2).
     let mut rows1 = Vec::new();
@@ -269,7 +267,7 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         &fig_time,
     )?;
 
-    markov_phases(ctx, &rows1, &markov)?;
+    markov_phases(ctx, &base, &rows1)?;
 
     // Table 4: 2 MB under rapid changes.
     ctx.say("\nTable 4: 2 MB, rapid On/Off changes\n");
@@ -368,7 +366,7 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         fig.push((rate, "conservative".to_string(), MIB5 / c.time_s / 1024.0));
         fig.push((
             rate,
-            "conservative, gradual_resume".to_string(),
+            "conservative (gradual_resume)".to_string(),
             MIB5 / g.time_s / 1024.0,
         ));
         fig.push((rate, "aggressive".to_string(), MIB5 / a.time_s / 1024.0));
@@ -392,11 +390,7 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
 /// Table 1 again with the error phases drawn from VDELDROP's two-state
 /// continuous-time Markov chain (exponential sojourns, mean = the phase
 /// length) instead of PHASE_DROP's fixed phases.
-fn markov_phases(
-    ctx: &mut Ctx,
-    fixed: &[Row],
-    markov: &dyn Fn(&mut Ctx, &str, f64, f64) -> Result<Measure, String>,
-) -> Result<(), String> {
+fn markov_phases(ctx: &mut Ctx, base: &Scenario, fixed: &[Row]) -> Result<(), String> {
     ctx.say(
         "\nTable 1M: 5 MB, error phases from a two-state Markov chain (exponential sojourns, mean 10 s) vs fixed 10 s phases\n",
     );
@@ -407,7 +401,15 @@ fn markov_phases(
     let mut csv = Vec::new();
     for r in fixed.iter().filter(|r| r.rate > 0.0) {
         for (name, proto, ours) in [("TCP", "reno", &r.tcp), ("WWP", "wwp", &r.wwp)] {
-            let mk = markov(ctx, proto, r.rate, 10.0)?;
+            let s = sets(
+                proto,
+                "5MiB",
+                r.rate,
+                10.0,
+                Wwp::Conservative,
+                Phases::Markov,
+            );
+            let mk = ctx.measure(base, &s)?;
             ctx.say(&format!(
                 "{:>5} {:>5} | {:>8} {:>8} | {:>9.0} {:>9.0}\n",
                 r.rate,
