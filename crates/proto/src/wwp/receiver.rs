@@ -119,13 +119,7 @@ impl WwpReceiver {
 
     /// Every hole below `next`, as wire ranges (at most [`MAX_RANGES`]).
     pub fn missing(&self) -> Vec<MissingRange> {
-        self.holes()
-            .into_iter()
-            .map(|(start, count)| MissingRange {
-                start: serial::to_wire(start),
-                count,
-            })
-            .collect()
+        wire_ranges(&self.holes())
     }
 
     /// Every hole below `next` as (first segment, count), at most
@@ -155,7 +149,7 @@ impl WwpReceiver {
 
     fn ns_ack(&mut self, net: &mut dyn Net, to: Addr, level: u8, probe_echo: Option<u32>) {
         let holes = self.holes();
-        let ranges = self.missing();
+        let ranges = wire_ranges(&holes);
         let mut payload = Vec::with_capacity(ranges.len() * 4);
         let _ = WwpRepr::emit_missing(&ranges, &mut payload);
         // If the list was cut short, claim only up to what it covers, so the
@@ -368,6 +362,17 @@ impl WwpReceiver {
         self.state = ReceiverState::Estab;
         level
     }
+}
+
+/// Holes as the wire names them: first segment's low 24 bits, count.
+fn wire_ranges(holes: &[(u64, u8)]) -> Vec<MissingRange> {
+    holes
+        .iter()
+        .map(|&(start, count)| MissingRange {
+            start: serial::to_wire(start),
+            count,
+        })
+        .collect()
 }
 
 fn remember(list: &mut Vec<(u8, Time)>, seq: u32, at: Time) {
