@@ -1,5 +1,7 @@
 //! Wave & Wait vs TCP Reno (Tsaoussidis, Badr, Verma): Tables 1–5.
 
+use joulenet_sim::scenario::Scenario;
+
 use super::{paper, Ctx, Measure};
 
 const MIB5: f64 = 5.0 * 1_048_576.0;
@@ -32,16 +34,64 @@ const TABLE4: &[(f64, f64, f64, f64, f64, f64)] = &[
     (33.0, 5.0, 81.9, 32.9, 2_172_392.0, 2_124_361.0),
 ];
 
-fn sets(protocol: &str, bytes: &str, rate_pct: f64, phase_s: f64, behaviour: &str) -> Vec<String> {
+/// How the error phases alternate.
+#[derive(Copy, Clone, PartialEq)]
+enum Phases {
+    /// PHASE_DROP as the paper's tables give it: On and Off phases of the
+    /// stated length (the `on_off` loss model).
+    Fixed,
+    /// VDELDROP's core, "a two state (On/Off) continuous time Markov chain":
+    /// exponential sojourns with the stated length as their mean (the
+    /// `gilbert_elliott` loss model, error-free good state).
+    Markov,
+}
+
+/// Which WWP: the paper's behaviours, and the conservative one with our
+/// earlier cap after a failed wave (`gradual_resume`).
+#[derive(Copy, Clone, PartialEq)]
+enum Wwp {
+    Conservative,
+    Gradual,
+    Aggressive,
+}
+
+impl Wwp {
+    fn sets(self) -> [String; 2] {
+        let (behaviour, gradual) = match self {
+            Wwp::Conservative => ("conservative", false),
+            Wwp::Gradual => ("conservative", true),
+            Wwp::Aggressive => ("aggressive", false),
+        };
+        [
+            format!("flow.wwp.behaviour=\"{behaviour}\""),
+            format!("flow.wwp.gradual_resume={gradual}"),
+        ]
+    }
+}
+
+fn sets(
+    protocol: &str,
+    bytes: &str,
+    rate_pct: f64,
+    phase_s: f64,
+    wwp: Wwp,
+    phases: Phases,
+) -> Vec<String> {
     let mut v = vec![
         format!("flow.protocol=\"{protocol}\""),
         format!("flow.bytes=\"{bytes}\""),
-        format!("flow.wwp.behaviour=\"{behaviour}\""),
     ];
+    v.extend(wwp.sets());
+    let rate = rate_pct / 100.0;
     if rate_pct == 0.0 || phase_s == 0.0 {
         v.push("link.loss=\"none\"".into());
+    } else if phases == Phases::Markov {
+        v.push(format!(
+            "link.loss={{ model = \"gilbert_elliott\", start = \"good\", \
+             good = {{ mean = \"{phase_s}s\", loss = 0.0 }}, bad = {{ mean = \"{phase_s}s\", loss = {rate} }} }}"
+        ));
     } else {
-        v.push(format!("link.loss.rate={}", rate_pct / 100.0));
+        v.push(format!("link.loss.rate={rate}"));
         v.push(format!("link.loss.on=\"{phase_s}s\""));
         v.push(format!("link.loss.off=\"{phase_s}s\""));
     }
@@ -71,8 +121,8 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
          * = the transfer did not complete in every seed (TCP gave up after its maximum consecutive RTOs)\n",
         ctx.seeds
     ));
-    let m = |ctx: &mut Ctx, p: &str, bytes: &str, rate: f64, phase: f64, b: &str| {
-        ctx.measure(&base, &sets(p, bytes, rate, phase, b))
+    let m = |ctx: &mut Ctx, p: &str, bytes: &str, rate: f64, phase: f64, w: Wwp| {
+        ctx.measure(&base, &sets(p, bytes, rate, phase, w, Phases::Fixed))
     };
     // Tables 1 and 2 share the error-free baseline (tests 1.1/1.2).
     let mut rows1 = Vec::new();
@@ -81,8 +131,8 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         rows1.push(Row {
             rate,
             phase,
-            tcp: m(ctx, "reno", "5MiB", rate, phase, "conservative")?,
-            wwp: m(ctx, "wwp", "5MiB", rate, phase, "conservative")?,
+            tcp: m(ctx, "reno", "5MiB", rate, phase, Wwp::Conservative)?,
+            wwp: m(ctx, "wwp", "5MiB", rate, phase, Wwp::Conservative)?,
         });
     }
     let mut rows2 = Vec::new();
@@ -90,13 +140,15 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         rows2.push(Row {
             rate,
             phase: 4.0,
-            tcp: m(ctx, "reno", "5MiB", rate, 4.0, "conservative")?,
-            wwp: m(ctx, "wwp", "5MiB", rate, 4.0, "conservative")?,
+            tcp: m(ctx, "reno", "5MiB", rate, 4.0, Wwp::Conservative)?,
+            wwp: m(ctx, "wwp", "5MiB", rate, 4.0, Wwp::Conservative)?,
         });
     }
     let base_tcp = rows1[0].tcp.time_s;
     let base_wwp = rows1[0].wwp.time_s;
     let mut csv = Vec::new();
+    // Figures 2–3's overhead: byte overhead (KB) per drop rate and phase.
+    let mut fig_overhead = Vec::new();
     for (title, rows, paper_rows) in [
         ("Table 1: 5 MB, 10 s On/Off phases", &rows1, TABLE1),
         ("Table 2: 5 MB, 4 s On/Off phases", &rows2, TABLE2),
@@ -125,6 +177,13 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
                 let wastage = ours.transport_bytes - MIB5;
                 let tovh = ours.time_s - btime;
                 let thr = MIB5 / ours.time_s;
+                let phase = if r.phase == 4.0 { 4 } else { 10 };
+                fig_overhead.push((r.rate, format!("{name} {phase}s (ours)"), wastage / 1024.0));
+                fig_overhead.push((
+                    r.rate,
+                    format!("{name} {phase}s (paper)"),
+                    (pbytes - MIB5) / 1024.0,
+                ));
                 ctx.say(&format!(
                     "{:>5} {:>5} | {:>8} {:>8.1} | {:>9.0} {:>9.0} | {:>8.1} {:>8} | {:>8.0} {:>8.0} | {:>8.0} {:>8.0}\n",
                     r.rate, name, tm(ours), ptime, wastage, pbytes - MIB5, tovh,
@@ -149,6 +208,14 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
             }
         }
     }
+    ctx.figure(
+        "wwp_byte_overhead",
+        "Byte overhead (Tr. En. Wastage), 5 MB, On/Off phases (Figures 2-3)",
+        "drop rate during On phases (%)",
+        "bytes beyond the 5 MB delivered (KB)",
+        false,
+        &fig_overhead,
+    )?;
     ctx.csv(
         "wwp_tables_1_2.csv",
         "phase_s,drop_pct,protocol,time_s,total_bytes,wastage_bytes,time_overhead_s,throughput_Bps,paper_time_s,paper_total_bytes,retransmitted,timeouts",
@@ -156,10 +223,23 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     )?;
 
     // Table 3: the ratios, ours against the ones the paper's Tables 1–2 give.
-    ctx.say("\nTable 3: TCP/WWP ratios (energy expenditure = wastage ratio)\n");
+    ctx.say(
+        "\nTable 3: TCP vs WWP (energy saving = TCP total bytes − WWP total bytes; time saving = TCP time − WWP time; ratios TCP/WWP, energy expenditure = wastage ratio)\n",
+    );
     ctx.say(&format!(
-        "{:>6} {:>5} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7}\n",
-        "phase", "drop%", "energy", "paper", "thrput", "paper", "time", "paper"
+        "{:>6} {:>5} | {:>9} {:>9} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7}\n",
+        "phase",
+        "drop%",
+        "E.saving",
+        "paper",
+        "T.sav s",
+        "paper",
+        "energy",
+        "paper",
+        "thrput",
+        "paper",
+        "time",
+        "paper"
     ));
     let mut fig_time = Vec::new();
     for (rows, paper_rows) in [(&rows1, TABLE1), (&rows2, TABLE2)] {
@@ -169,9 +249,13 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
             let t = r.tcp.time_s / r.wwp.time_s;
             let pt = p.1 / p.3;
             ctx.say(&format!(
-                "{:>6} {:>5} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2}\n",
+                "{:>6} {:>5} | {:>9.0} {:>9.0} | {:>7.1} {:>7.1} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2} | {:>7.2} {:>7.2}\n",
                 r.phase,
                 r.rate,
+                r.tcp.transport_bytes - r.wwp.transport_bytes,
+                p.2 - p.4,
+                r.tcp.time_s - r.wwp.time_s,
+                p.1 - p.3,
                 e,
                 pe,
                 1.0 / t,
@@ -200,6 +284,8 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         &fig_time,
     )?;
 
+    markov_phases(ctx, &base, &rows1)?;
+
     // Table 4: 2 MB under rapid changes.
     ctx.say("\nTable 4: 2 MB, rapid On/Off changes\n");
     ctx.say(&format!(
@@ -220,8 +306,8 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     let mut csv = Vec::new();
     let mut fig = Vec::new();
     for (i, &(rate, phase, ptt, pwt, ptb, pwb)) in TABLE4.iter().enumerate() {
-        let tcp = m(ctx, "reno", "2MiB", rate, phase, "conservative")?;
-        let wwp = m(ctx, "wwp", "2MiB", rate, phase, "conservative")?;
+        let tcp = m(ctx, "reno", "2MiB", rate, phase, Wwp::Conservative)?;
+        let wwp = m(ctx, "wwp", "2MiB", rate, phase, Wwp::Conservative)?;
         let ratio = wwp.time_s / tcp.time_s;
         ctx.say(&format!(
             "{:>5} {:>5} | {:>8} {:>8.1} | {:>8} {:>8.1} | {:>9.0} {:>9.0} | {:>9.0} {:>9.0} | {:>5.2} {:>5.2}\n",
@@ -252,40 +338,59 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
 
     // Table 5: conservative vs aggressive.
     ctx.say(
-        "\nTable 5: conservative vs aggressive WWP, 5 MB, 10 s phases (the paper's numbers are not in our copy)\n",
+        "\nTable 5: conservative (paper resume; and with gradual_resume) vs aggressive WWP, 5 MB, 10 s phases (our set-up: the paper's numbers and set-up are not in our copy); Δ = aggressive over conservative\n",
     );
     ctx.say(&format!(
-        "{:>5} | {:>8} {:>9} | {:>8} {:>9} | {:>9} {:>9}\n",
-        "drop%", "cons t", "cons B", "aggr t", "aggr B", "Δthr %", "Δbytes"
+        "{:>5} | {:>8} {:>9} | {:>8} {:>9} | {:>8} {:>9} | {:>9} {:>9} | {:>9}\n",
+        "drop%",
+        "cons t",
+        "cons B",
+        "grad t",
+        "grad B",
+        "aggr t",
+        "aggr B",
+        "Δthr %",
+        "Δbytes",
+        "Δthr grad%"
     ));
     let mut csv = Vec::new();
     let mut fig = Vec::new();
     for rate in [0.0, 5.0, 20.0, 33.0, 50.0, 100.0] {
         let phase = if rate == 0.0 { 0.0 } else { 10.0 };
-        let c = m(ctx, "wwp", "5MiB", rate, phase, "conservative")?;
-        let a = m(ctx, "wwp", "5MiB", rate, phase, "aggressive")?;
+        let c = m(ctx, "wwp", "5MiB", rate, phase, Wwp::Conservative)?;
+        let g = m(ctx, "wwp", "5MiB", rate, phase, Wwp::Gradual)?;
+        let a = m(ctx, "wwp", "5MiB", rate, phase, Wwp::Aggressive)?;
         let dthr = (c.time_s / a.time_s - 1.0) * 100.0;
         let dbytes = a.transport_bytes - c.transport_bytes;
+        let dthr_gradual = (g.time_s / a.time_s - 1.0) * 100.0;
         ctx.say(&format!(
-            "{:>5} | {:>8} {:>9.0} | {:>8} {:>9.0} | {:>9.1} {:>9.0}\n",
+            "{:>5} | {:>8} {:>9.0} | {:>8} {:>9.0} | {:>8} {:>9.0} | {:>9.1} {:>9.0} | {:>9.1}\n",
             rate,
             tm(&c),
             c.transport_bytes,
+            tm(&g),
+            g.transport_bytes,
             tm(&a),
             a.transport_bytes,
             dthr,
-            dbytes
+            dbytes,
+            dthr_gradual
         ));
         csv.push(format!(
-            "{rate},{:.3},{:.0},{:.3},{:.0}",
-            c.time_s, c.transport_bytes, a.time_s, a.transport_bytes
+            "{rate},{:.3},{:.0},{:.3},{:.0},{:.3},{:.0}",
+            c.time_s, c.transport_bytes, g.time_s, g.transport_bytes, a.time_s, a.transport_bytes
         ));
         fig.push((rate, "conservative".to_string(), MIB5 / c.time_s / 1024.0));
+        fig.push((
+            rate,
+            "conservative (gradual_resume)".to_string(),
+            MIB5 / g.time_s / 1024.0,
+        ));
         fig.push((rate, "aggressive".to_string(), MIB5 / a.time_s / 1024.0));
     }
     ctx.csv(
         "wwp_table_5.csv",
-        "drop_pct,conservative_time_s,conservative_bytes,aggressive_time_s,aggressive_bytes",
+        "drop_pct,conservative_time_s,conservative_bytes,gradual_resume_time_s,gradual_resume_bytes,aggressive_time_s,aggressive_bytes",
         &csv,
     )?;
     ctx.figure(
@@ -297,4 +402,49 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         &fig,
     )?;
     Ok(())
+}
+
+/// Table 1 again with the error phases drawn from VDELDROP's two-state
+/// continuous-time Markov chain (exponential sojourns, mean = the phase
+/// length) instead of PHASE_DROP's fixed phases.
+fn markov_phases(ctx: &mut Ctx, base: &Scenario, fixed: &[Row]) -> Result<(), String> {
+    ctx.say(
+        "\nTable 1M: 5 MB, error phases from a two-state Markov chain (exponential sojourns, mean 10 s) vs fixed 10 s phases\n",
+    );
+    ctx.say(&format!(
+        "{:>5} {:>5} | {:>8} {:>8} | {:>9} {:>9}\n",
+        "drop%", "proto", "Markov t", "fixed t", "Markov W", "fixed W"
+    ));
+    let mut csv = Vec::new();
+    for r in fixed.iter().filter(|r| r.rate > 0.0) {
+        for (name, proto, ours) in [("TCP", "reno", &r.tcp), ("WWP", "wwp", &r.wwp)] {
+            let s = sets(
+                proto,
+                "5MiB",
+                r.rate,
+                10.0,
+                Wwp::Conservative,
+                Phases::Markov,
+            );
+            let mk = ctx.measure(base, &s)?;
+            ctx.say(&format!(
+                "{:>5} {:>5} | {:>8} {:>8} | {:>9.0} {:>9.0}\n",
+                r.rate,
+                name,
+                tm(&mk),
+                tm(ours),
+                mk.transport_bytes - MIB5,
+                ours.transport_bytes - MIB5
+            ));
+            csv.push(format!(
+                "{},{name},{:.3},{:.0},{:.3},{:.0}",
+                r.rate, mk.time_s, mk.transport_bytes, ours.time_s, ours.transport_bytes
+            ));
+        }
+    }
+    ctx.csv(
+        "wwp_table_1_markov.csv",
+        "drop_pct,protocol,markov_time_s,markov_total_bytes,fixed_time_s,fixed_total_bytes",
+        &csv,
+    )
 }

@@ -109,6 +109,16 @@ fn options_errors_name_the_key() {
             "flow.wwp.segments_per_level",
         ),
         (
+            "wwp",
+            "[wwp]\ngradual_resume = \"yes\"",
+            "flow.wwp.gradual_resume",
+        ),
+        (
+            "wwp",
+            "[wwp]\ninitial_segment = 16777216",
+            "flow.wwp.initial_segment",
+        ),
+        (
             "e2tcp",
             "[e2tcp]\nmin_window = 40\nmax_window = 8",
             "flow.e2tcp.min_window",
@@ -159,4 +169,7 @@ fn options_reach_the_configuration() {
     let split = e.split.as_ref().unwrap();
     assert_eq!((split.at, split.buffer), (1, 64 * 1000));
     assert!(spec.relay().is_some());
+    let spec = configure("wwp", "[wwp]\ngradual_resume = true").unwrap();
+    let w = spec.config_as::<joulenet_proto::wwp::WwpConfig>().unwrap();
+    assert!(w.gradual_resume);
 }

@@ -5,6 +5,7 @@ use std::any::Any;
 
 use joulenet_proto::wwp::{WwpConfig, WwpReceiver, WwpSender};
 use joulenet_proto::{Addr, Agent, ConfigError};
+use joulenet_wire::wwp::SEQ_MAX;
 
 use crate::options::{Reader, Result};
 use crate::protocol::{Entry, HostSettings, Protocol, Wire};
@@ -87,6 +88,12 @@ fn options(t: &Reader, c: &mut WwpConfig) -> Result<()> {
     }
     if let Some(d) = t.duration("rtt_granularity")? {
         c.rtt_granularity = d;
+    }
+    if let Some(g) = t.bool("gradual_resume")? {
+        c.gradual_resume = g;
+    }
+    if let Some(n) = t.int_in("initial_segment", 0, SEQ_MAX as u64)? {
+        c.initial_segment = n as u32;
     }
     c.validate().map_err(|e| t.error(e.key, e.reason))
 }

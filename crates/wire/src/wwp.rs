@@ -12,17 +12,20 @@
 //!
 //! | type | name    | level        | id                     | seq                 | aux |
 //! |------|---------|--------------|------------------------|---------------------|-----|
-//! | 1    | SYN     | 0            | 0                      | 0                   | 0 |
+//! | 1    | SYN     | 0            | 0                      | initial segment number | 0 |
 //! | 2    | SYN_ACK | 0            | 0                      | 0                   | 0 |
 //! | 3    | DATA    | wave level   | index in wave          | segment number      | wave size (segments) |
 //! | 4    | NS_ACK  | next level   | echo of PROBE3's seq (low 8 bits) or 0 | next = 1 + highest segment received | flags: bit0 answers a probe cycle |
-//! | 5    | PROBE1  | 0            | 0                      | probe seq           | 0 |
+//! | 5    | PROBE1  | 0            | 0                      | probe seq           | flags: bit0 resent on PROBE_T |
 //! | 6    | PR1_ACK | 0            | 0                      | echoed PROBE1 seq   | 0 |
-//! | 7    | PROBE2  | 0            | echoed PR1_ACK seq (low 8 bits) | probe seq  | 0 |
+//! | 7    | PROBE2  | 0            | echoed PR1_ACK seq (low 8 bits), 0 if resent | probe seq  | flags: bit0 resent on PROBE_T |
 //! | 8    | PR2_ACK | 0            | 0                      | echoed PROBE2 seq   | 0 |
-//! | 9    | PROBE3  | 0            | echoed PR2_ACK seq (low 8 bits) | probe seq  | 0 |
-//! | 10   | FIN     | 0            | 0                      | total segments      | 0 |
-//! | 11   | FIN_ACK | 0            | 0                      | total segments      | 0 |
+//! | 9    | PROBE3  | 0            | echoed PR2_ACK seq (low 8 bits), 0 if resent | probe seq  | flags: bit0 resent on PROBE_T |
+//! | 10   | FIN     | 0            | 0                      | one past the last segment | 0 |
+//! | 11   | FIN_ACK | 0            | 0                      | echoed FIN seq      | 0 |
+//!
+//! Segment and probe numbers are 24-bit serial numbers (RFC 1982): they
+//! wrap, and the ends read them relative to what they expect.
 
 use crate::{Error, Result};
 
@@ -77,6 +80,12 @@ impl WwpType {
 
 /// N-S ACK flag: this N-S ACK ends a probe cycle (answers a PROBE3).
 pub const NS_FLAG_PROBE: u8 = 0x01;
+
+/// Probe flag: the sender resent this probe when PROBE_T expired; it
+/// answers no PR ACK, so the receiver must not time a round trip by it
+/// (the paper pairs each probe with the acknowledgment it answers "so that
+/// RTTs [are] correctly measured").
+pub const PROBE_FLAG_RESENT: u8 = 0x01;
 
 /// A read-only view of a WWP segment.
 #[derive(Debug)]

@@ -1,13 +1,16 @@
 //! WWP parameters (the paper's defaults: L = 3, W(i) = 12·i, 1 KB payload,
 //! BT = 40 KB/s).
 
+use joulenet_wire::wwp::SEQ_MAX;
+
 use crate::config_error::ConfigError;
 use crate::time::Duration;
 
 /// How the receiver picks the next level and how quickly the sender times out.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Behaviour {
-    /// Three levels by wave time, RTT and jitter; resumes low after trouble.
+    /// Levels by wave time, and after a probe cycle by RTT, jitter and lost
+    /// probes.
     Conservative,
     /// Straight back to the top level whenever a clear period is detected;
     /// shorter timeouts.
@@ -51,6 +54,14 @@ pub struct WwpConfig {
     /// probe RTT is a few microseconds, and ordinary host scheduling jitter
     /// of a millisecond would read as a many-fold delay increase.
     pub rtt_granularity: Duration,
+    /// Conservative behaviour only: after a failed wave, resume at most one
+    /// level above that wave's verdict (our earlier rule). Off, the probe
+    /// cycle's verdict stands, as in the paper, where WWP "can adjust back
+    /// immediately to a high wave level where appropriate" (§4.1.1).
+    pub gradual_resume: bool,
+    /// The first segment's number (24 bits; numbers wrap). The SYN carries
+    /// it, so only the sender's value matters.
+    pub initial_segment: u32,
 }
 
 impl Default for WwpConfig {
@@ -76,6 +87,8 @@ impl WwpConfig {
             min_send_t: Duration::from_millis(100),
             max_retries: 1000,
             rtt_granularity: Duration::from_millis(1),
+            gradual_resume: false,
+            initial_segment: 0,
         }
     }
 
@@ -118,6 +131,12 @@ impl WwpConfig {
             return Err(ConfigError::new(
                 "initial_level",
                 format!("must be within 1..={} (the number of levels)", self.top()),
+            ));
+        }
+        if self.initial_segment > SEQ_MAX {
+            return Err(ConfigError::new(
+                "initial_segment",
+                format!("must be within 0..={SEQ_MAX} (24 bits)"),
             ));
         }
         Ok(())

@@ -26,14 +26,16 @@ pub fn after_wave(cfg: &WwpConfig, complete: bool, measured: Duration, size: usi
 /// What the receiver learned in one probe cycle.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct ProbeCycle {
-    /// PR1 ACK → PROBE2, if measured.
+    /// PR1 ACK → the PROBE2 that answered it; none when the PROBE2 that
+    /// arrived was resent on PROBE_T (its delay includes the timeout).
     pub rtt1: Option<Duration>,
-    /// PR2 ACK → PROBE3.
-    pub rtt2: Duration,
+    /// PR2 ACK → the PROBE3 that answered it; none as for `rtt1`.
+    pub rtt2: Option<Duration>,
     /// The smallest probe RTT seen on the connection so far.
     pub base_rtt: Duration,
-    /// Probe transmissions the sender made in this cycle that never arrived
-    /// (gaps in the probe sequence numbers).
+    /// Probes the sender sent in this cycle that never arrived (gaps in
+    /// the probe sequence numbers; a probe resent because its
+    /// acknowledgment was lost arrived, and is not counted).
     pub lost_probes: u32,
     /// The level the last wave decided (0 if that wave went wrong).
     pub last_wave_level: u8,
@@ -44,23 +46,18 @@ pub struct ProbeCycle {
 ///
 /// * r = (max(RTT1, RTT2) + |RTT1 − RTT2|) / base RTT: delay plus jitter
 ///   against the best seen, the base no smaller than the configured RTT
-///   granularity (host timing noise is not path state). r ≤ 1.5 → L, ≤ 2.5 → L−1, ≤ 4 → 1, else 0.
-/// * Conservative: minus one level per lost probe, and at most one level
-///   above the last wave's decision (at least 1): after trouble the sender
-///   resumes low and the next complete wave lifts it.
+///   granularity (host timing noise is not path state). r ≤ 1.5 → L,
+///   ≤ 2.5 → L−1, ≤ 4 → 1, else 0. With one RTT measured it stands for
+///   both (no jitter); with none the cycle learned nothing: 0, probe again.
+/// * Conservative: minus one level per lost probe; with `gradual_resume`
+///   also at most one level above the last wave's decision (at least 1).
 /// * Aggressive: a clear cycle (no lost probe, r ≤ 2.5) goes straight to L;
 ///   otherwise 0 (probe again).
 pub fn after_probes(cfg: &WwpConfig, p: &ProbeCycle) -> u8 {
-    let top = cfg.top();
-    let r1 = p.rtt1.unwrap_or(p.rtt2);
-    let hi = r1.max(p.rtt2);
-    let jitter = if r1 > p.rtt2 {
-        r1 - p.rtt2
-    } else {
-        p.rtt2 - r1
+    let Some(r) = delay_ratio(cfg, p) else {
+        return 0;
     };
-    let base = p.base_rtt.max(cfg.rtt_granularity).0.max(1) as f64;
-    let r = (hi.0 + jitter.0) as f64 / base;
+    let top = cfg.top();
     let by_rtt = if r <= 1.5 {
         top
     } else if r <= 2.5 {
@@ -73,7 +70,11 @@ pub fn after_probes(cfg: &WwpConfig, p: &ProbeCycle) -> u8 {
     match cfg.behaviour {
         Behaviour::Conservative => {
             let lossy = by_rtt.saturating_sub(p.lost_probes.min(255) as u8);
-            lossy.min(p.last_wave_level.saturating_add(1).max(1))
+            if cfg.gradual_resume {
+                lossy.min(p.last_wave_level.saturating_add(1).max(1))
+            } else {
+                lossy
+            }
         }
         Behaviour::Aggressive => {
             if p.lost_probes == 0 && r <= 2.5 {
@@ -83,6 +84,19 @@ pub fn after_probes(cfg: &WwpConfig, p: &ProbeCycle) -> u8 {
             }
         }
     }
+}
+
+/// (max RTT + jitter) / base RTT, from the RTTs the cycle measured.
+fn delay_ratio(cfg: &WwpConfig, p: &ProbeCycle) -> Option<f64> {
+    let (r1, r2) = match (p.rtt1, p.rtt2) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) | (None, Some(a)) => (a, a),
+        (None, None) => return None,
+    };
+    let hi = r1.max(r2);
+    let jitter = if r1 > r2 { r1 - r2 } else { r2 - r1 };
+    let base = p.base_rtt.max(cfg.rtt_granularity).0.max(1) as f64;
+    Some((hi.0 + jitter.0) as f64 / base)
 }
 
 #[cfg(test)]
@@ -118,7 +132,7 @@ mod tests {
         let cfg = WwpConfig::default();
         let clear = ProbeCycle {
             rtt1: Some(ms(100)),
-            rtt2: ms(100),
+            rtt2: Some(ms(100)),
             base_rtt: ms(100),
             lost_probes: 0,
             last_wave_level: 3,
@@ -126,7 +140,7 @@ mod tests {
         assert_eq!(after_probes(&cfg, &clear), 3);
         let jittery = ProbeCycle {
             rtt1: Some(ms(100)),
-            rtt2: ms(180),
+            rtt2: Some(ms(180)),
             ..clear
         };
         assert_eq!(after_probes(&cfg, &jittery), 1);
@@ -139,9 +153,26 @@ mod tests {
             last_wave_level: 0,
             ..clear
         };
-        assert_eq!(after_probes(&cfg, &after_failure), 1);
+        // As the paper: a clear cycle after a failed wave resumes high.
+        assert_eq!(after_probes(&cfg, &after_failure), 3);
+        let gradual = WwpConfig {
+            gradual_resume: true,
+            ..cfg.clone()
+        };
+        assert_eq!(after_probes(&gradual, &after_failure), 1);
+        assert_eq!(after_probes(&gradual, &clear), 3);
+        let one_rtt = ProbeCycle {
+            rtt1: None,
+            ..clear
+        };
+        assert_eq!(after_probes(&cfg, &one_rtt), 3);
+        let none = ProbeCycle {
+            rtt2: None,
+            ..one_rtt
+        };
+        assert_eq!(after_probes(&cfg, &none), 0);
         let slow = ProbeCycle {
-            rtt2: ms(500),
+            rtt2: Some(ms(500)),
             rtt1: Some(ms(500)),
             ..clear
         };
@@ -162,7 +193,7 @@ mod tests {
         let cfg = WwpConfig::default();
         let loopback = ProbeCycle {
             rtt1: Some(us(300)),
-            rtt2: us(10),
+            rtt2: Some(us(10)),
             base_rtt: us(10),
             lost_probes: 0,
             last_wave_level: 3,
@@ -175,7 +206,7 @@ mod tests {
         assert_eq!(after_probes(&exact, &loopback), 0);
         let wide_area = ProbeCycle {
             rtt1: Some(ms(100)),
-            rtt2: ms(180),
+            rtt2: Some(ms(180)),
             base_rtt: ms(100),
             ..loopback
         };

@@ -11,6 +11,7 @@ pub mod config;
 pub mod level;
 pub mod receiver;
 pub mod sender;
+pub mod serial;
 #[cfg(test)]
 mod tests;
 

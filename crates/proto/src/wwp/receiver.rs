@@ -4,10 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use joulenet_wire::wwp::{MissingRange, WwpPacket, WwpRepr, WwpType, NS_FLAG_PROBE};
+use joulenet_wire::wwp::{
+    MissingRange, WwpPacket, WwpRepr, WwpType, NS_FLAG_PROBE, PROBE_FLAG_RESENT,
+};
 
 use super::config::WwpConfig;
 use super::level::{after_probes, after_wave, ProbeCycle};
+use super::serial;
 use super::{timers, PROTOCOL, TX_OPTS};
 use crate::net::{Addr, Agent, Net, TimerId, TransportEvent};
 use crate::stats::TransportStats;
@@ -46,12 +49,13 @@ pub struct WwpReceiver {
     cfg: WwpConfig,
     state: ReceiverState,
     peer: Option<Addr>,
-    /// Next segment number to deliver.
-    deliver_next: u32,
+    /// Next segment number to deliver (a count that never wraps; the wire
+    /// carries its low 24 bits, see [`serial`]).
+    deliver_next: u64,
     /// Out-of-order segments.
-    held: BTreeMap<u32, Vec<u8>>,
+    held: BTreeMap<u64, Vec<u8>>,
     /// One past the highest segment number received.
-    next: u32,
+    next: u64,
     wave: Option<Wave>,
     /// The level the last wave decided.
     last_wave_level: u8,
@@ -64,7 +68,8 @@ pub struct WwpReceiver {
     /// Highest probe sequence number seen, and the first of this cycle.
     last_probe_seq: u32,
     cycle_first: u32,
-    lost_before_cycle: u32,
+    /// Probes of this cycle that never arrived (sequence-number gaps).
+    lost_in_cycle: u32,
     stats: TransportStats,
 }
 
@@ -87,7 +92,7 @@ impl WwpReceiver {
             rtt1: None,
             last_probe_seq: 0,
             cycle_first: 0,
-            lost_before_cycle: 0,
+            lost_in_cycle: 0,
             stats: TransportStats::default(),
             timers: TimerTable::new(),
         }
@@ -112,18 +117,21 @@ impl WwpReceiver {
         }
     }
 
-    /// Every hole below `next`, as ranges (at most [`MAX_RANGES`]).
+    /// Every hole below `next`, as wire ranges (at most [`MAX_RANGES`]).
     pub fn missing(&self) -> Vec<MissingRange> {
-        let mut out: Vec<MissingRange> = Vec::new();
+        wire_ranges(&self.holes())
+    }
+
+    /// Every hole below `next` as (first segment, count), at most
+    /// [`MAX_RANGES`] of them.
+    fn holes(&self) -> Vec<(u64, u8)> {
+        let mut out: Vec<(u64, u8)> = Vec::new();
         let mut cursor = self.deliver_next;
-        let push = |from: u32, to: u32, out: &mut Vec<MissingRange>| {
+        let push = |from: u64, to: u64, out: &mut Vec<(u64, u8)>| {
             let mut s = from;
             while s < to && out.len() < MAX_RANGES {
                 let count = (to - s).min(255);
-                out.push(MissingRange {
-                    start: s,
-                    count: count as u8,
-                });
+                out.push((s, count as u8));
                 s += count;
             }
         };
@@ -140,22 +148,21 @@ impl WwpReceiver {
     }
 
     fn ns_ack(&mut self, net: &mut dyn Net, to: Addr, level: u8, probe_echo: Option<u32>) {
-        let ranges = self.missing();
+        let holes = self.holes();
+        let ranges = wire_ranges(&holes);
         let mut payload = Vec::with_capacity(ranges.len() * 4);
         let _ = WwpRepr::emit_missing(&ranges, &mut payload);
         // If the list was cut short, claim only up to what it covers, so the
         // sender does not take unlisted holes for received segments.
-        let next = if ranges.len() == MAX_RANGES {
-            let last = ranges[MAX_RANGES - 1];
-            last.start + last.count as u32
-        } else {
-            self.next
+        let next = match holes.last() {
+            Some(&(start, count)) if holes.len() == MAX_RANGES => start + count as u64,
+            _ => self.next,
         };
         let repr = WwpRepr {
             kind: WwpType::NsAck,
             level,
             id: probe_echo.map_or(0, |s| (s & 0xff) as u8),
-            seq: next,
+            seq: serial::to_wire(next),
             aux: if probe_echo.is_some() {
                 NS_FLAG_PROBE
             } else {
@@ -167,7 +174,7 @@ impl WwpReceiver {
     }
 
     fn on_data(&mut self, net: &mut dyn Net, from: Addr, repr: &WwpRepr, payload: &[u8]) {
-        let n = repr.seq;
+        let n = serial::from_wire(repr.seq, self.deliver_next);
         if n >= self.deliver_next && !self.held.contains_key(&n) {
             self.next = self.next.max(n + 1);
             if n == self.deliver_next {
@@ -224,92 +231,148 @@ impl WwpReceiver {
     }
 
     fn on_probe(&mut self, net: &mut dyn Net, from: Addr, repr: &WwpRepr) {
-        let seq = repr.seq;
-        let now = net.now();
+        let gap = self.probe_gap(repr.seq);
         match repr.kind {
-            WwpType::Probe1 => {
-                if matches!(self.state, ReceiverState::Estab | ReceiverState::InWave) {
-                    // A new cycle: an open wave is abandoned (its sender
-                    // gave up waiting), the probe cycle decides instead.
-                    if self.state == ReceiverState::InWave {
-                        self.timers.cancel(timers::WAVE_T);
-                        self.wave = None;
-                        self.last_wave_level = 0;
-                    }
-                    self.cycle_first = seq;
-                    self.lost_before_cycle = seq.saturating_sub(self.last_probe_seq + 1);
-                    self.pr1_sent.clear();
-                    self.pr2_sent.clear();
-                    self.rtt1 = None;
-                }
-                if matches!(
-                    self.state,
-                    ReceiverState::Estab | ReceiverState::InWave | ReceiverState::WaitProbe2
-                ) {
-                    // A retransmitted PROBE1 restarts the measurement.
-                    remember(&mut self.pr1_sent, seq, now);
-                    self.state = ReceiverState::WaitProbe2;
-                    let mut ack = WwpRepr::new(WwpType::Pr1Ack);
-                    ack.seq = seq;
-                    self.send(net, from, ack, &[]);
-                } else {
-                    self.stats.unexpected_dropped += 1;
-                }
-            }
+            WwpType::Probe1 => self.on_probe1(net, from, repr, gap),
             WwpType::Probe2 => {
-                if !matches!(
-                    self.state,
-                    ReceiverState::WaitProbe2 | ReceiverState::WaitProbe3
-                ) {
-                    self.stats.unexpected_dropped += 1;
-                    return;
-                }
-                if self.rtt1.is_none() {
-                    if let Some(&(_, at)) = self.pr1_sent.iter().find(|(s, _)| *s == repr.id) {
-                        self.rtt1 = Some(now.saturating_since(at));
-                    }
-                }
-                remember(&mut self.pr2_sent, seq, now);
-                self.state = ReceiverState::WaitProbe3;
-                let mut ack = WwpRepr::new(WwpType::Pr2Ack);
-                ack.seq = seq;
-                self.send(net, from, ack, &[]);
+                self.lost_in_cycle += gap;
+                self.on_probe2(net, from, repr);
             }
-            WwpType::Probe3 => match self.state {
-                ReceiverState::WaitProbe3 => {
+            WwpType::Probe3 => {
+                self.lost_in_cycle += gap;
+                self.on_probe3(net, from, repr);
+            }
+            _ => {}
+        }
+    }
+
+    /// Probes sent since the last one that arrived and never arrived
+    /// themselves: every transmission has the next sequence number. A probe
+    /// resent because its acknowledgment was lost leaves no gap.
+    fn probe_gap(&mut self, seq: u32) -> u32 {
+        let ahead = serial::diff(seq, self.last_probe_seq);
+        if ahead <= 0 {
+            // A duplicate, or a probe overtaken on the way: no news of loss.
+            return 0;
+        }
+        self.last_probe_seq = seq;
+        ahead as u32 - 1
+    }
+
+    /// A probe resent on PROBE_T of this cycle (not a late one of an
+    /// earlier cycle, which the sequence number would place before it).
+    fn resent_in_cycle(&self, repr: &WwpRepr) -> bool {
+        repr.aux & PROBE_FLAG_RESENT != 0 && serial::diff(repr.seq, self.cycle_first) > 0
+    }
+
+    fn on_probe1(&mut self, net: &mut dyn Net, from: Addr, repr: &WwpRepr, gap: u32) {
+        let seq = repr.seq;
+        if matches!(self.state, ReceiverState::Estab | ReceiverState::InWave) {
+            // A new cycle: an open wave is abandoned (its sender gave up
+            // waiting), the probe cycle decides instead.
+            if self.state == ReceiverState::InWave {
+                self.timers.cancel(timers::WAVE_T);
+                self.wave = None;
+                self.last_wave_level = 0;
+            }
+            self.cycle_first = seq;
+            self.lost_in_cycle = gap;
+            self.pr1_sent.clear();
+            self.pr2_sent.clear();
+            self.rtt1 = None;
+        } else if self.state == ReceiverState::WaitProbe2 {
+            self.lost_in_cycle += gap;
+        } else {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        // A retransmitted PROBE1 restarts the measurement (§3.4).
+        remember(&mut self.pr1_sent, seq, net.now());
+        self.state = ReceiverState::WaitProbe2;
+        let mut ack = WwpRepr::new(WwpType::Pr1Ack);
+        ack.seq = seq;
+        self.send(net, from, ack, &[]);
+    }
+
+    fn on_probe2(&mut self, net: &mut dyn Net, from: Addr, repr: &WwpRepr) {
+        if !matches!(
+            self.state,
+            ReceiverState::WaitProbe2 | ReceiverState::WaitProbe3
+        ) {
+            self.stats.unexpected_dropped += 1;
+            return;
+        }
+        let now = net.now();
+        // RTT1 only from a PROBE2 that answered our PR1 ACK at once.
+        if self.rtt1.is_none() && repr.aux & PROBE_FLAG_RESENT == 0 {
+            if let Some(&(_, at)) = self.pr1_sent.iter().find(|(s, _)| *s == repr.id) {
+                self.rtt1 = Some(now.saturating_since(at));
+            }
+        }
+        remember(&mut self.pr2_sent, repr.seq, now);
+        self.state = ReceiverState::WaitProbe3;
+        let mut ack = WwpRepr::new(WwpType::Pr2Ack);
+        ack.seq = repr.seq;
+        self.send(net, from, ack, &[]);
+    }
+
+    fn on_probe3(&mut self, net: &mut dyn Net, from: Addr, repr: &WwpRepr) {
+        match self.state {
+            ReceiverState::WaitProbe3 => {
+                let now = net.now();
+                let rtt2 = if self.resent_in_cycle(repr) {
+                    None
+                } else {
                     let Some(&(_, at)) = self.pr2_sent.iter().find(|(s, _)| *s == repr.id) else {
                         self.stats.unexpected_dropped += 1;
                         return;
                     };
-                    let rtt2 = now.saturating_since(at);
-                    let smallest = self.rtt1.map_or(rtt2, |r| r.min(rtt2));
-                    let base = self.base_rtt.map_or(smallest, |b| b.min(smallest));
-                    self.base_rtt = Some(base);
-                    self.stats.rtt.record(rtt2);
-                    let transmissions = seq.saturating_sub(self.cycle_first) + 1;
-                    let cycle = ProbeCycle {
-                        rtt1: self.rtt1,
-                        rtt2,
-                        base_rtt: base,
-                        lost_probes: self.lost_before_cycle + transmissions.saturating_sub(3),
-                        last_wave_level: self.last_wave_level,
-                    };
-                    let level = after_probes(&self.cfg, &cycle);
-                    self.last_wave_level = level;
-                    self.state = ReceiverState::Estab;
-                    self.ns_ack(net, from, level, Some(seq));
-                }
-                // Our N-S ACK was lost: the sender's PROBE_T resent PROBE3.
-                ReceiverState::Estab => {
-                    let level = self.last_level;
-                    self.ns_ack(net, from, level, Some(seq));
-                }
-                _ => self.stats.unexpected_dropped += 1,
-            },
-            _ => {}
+                    Some(now.saturating_since(at))
+                };
+                let level = self.end_cycle(rtt2);
+                self.ns_ack(net, from, level, Some(repr.seq));
+            }
+            // Our N-S ACK was lost: the sender's PROBE_T resent PROBE3.
+            ReceiverState::Estab => {
+                let level = self.last_level;
+                self.ns_ack(net, from, level, Some(repr.seq));
+            }
+            _ => self.stats.unexpected_dropped += 1,
         }
-        self.last_probe_seq = self.last_probe_seq.max(seq);
     }
+
+    /// Decide the level that ends this probe cycle.
+    fn end_cycle(&mut self, rtt2: Option<Duration>) -> u8 {
+        let measured = [self.rtt1, rtt2].into_iter().flatten();
+        if let Some(smallest) = measured.clone().min() {
+            self.base_rtt = Some(self.base_rtt.map_or(smallest, |b| b.min(smallest)));
+        }
+        for rtt in measured {
+            self.stats.rtt.record(rtt);
+        }
+        let cycle = ProbeCycle {
+            rtt1: self.rtt1,
+            rtt2,
+            base_rtt: self.base_rtt.unwrap_or_default(),
+            lost_probes: self.lost_in_cycle,
+            last_wave_level: self.last_wave_level,
+        };
+        let level = after_probes(&self.cfg, &cycle);
+        self.last_wave_level = level;
+        self.state = ReceiverState::Estab;
+        level
+    }
+}
+
+/// Holes as the wire names them: first segment's low 24 bits, count.
+fn wire_ranges(holes: &[(u64, u8)]) -> Vec<MissingRange> {
+    holes
+        .iter()
+        .map(|&(start, count)| MissingRange {
+            start: serial::to_wire(start),
+            count,
+        })
+        .collect()
 }
 
 fn remember(list: &mut Vec<(u8, Time)>, seq: u32, at: Time) {
@@ -344,6 +407,8 @@ impl Agent for WwpReceiver {
             WwpType::Syn => {
                 if self.state == ReceiverState::Listen {
                     self.peer = Some(from);
+                    self.deliver_next = repr.seq as u64;
+                    self.next = self.deliver_next;
                     self.state = ReceiverState::Estab;
                     net.event(TransportEvent::Established);
                 }
@@ -353,9 +418,9 @@ impl Agent for WwpReceiver {
             WwpType::Data => self.on_data(net, from, &repr, p.payload()),
             WwpType::Probe1 | WwpType::Probe2 | WwpType::Probe3 => self.on_probe(net, from, &repr),
             WwpType::Fin => {
-                if self.deliver_next < repr.seq || !self.held.is_empty() {
-                    // Not everything has arrived: say what is missing.
-                    self.stats.unexpected_dropped += 1;
+                let total = serial::from_wire(repr.seq, self.deliver_next);
+                if self.deliver_next < total || !self.held.is_empty() {
+                    self.report_missing(net, from, total);
                     return;
                 }
                 if self.state != ReceiverState::Closed {
@@ -399,6 +464,16 @@ impl Agent for WwpReceiver {
 }
 
 impl WwpReceiver {
+    /// A FIN arrived before everything it closes: the FIN names the end of
+    /// the stream, so every segment before it that has not arrived is
+    /// missing; say so in an N-S ACK (the level stays as last set).
+    fn report_missing(&mut self, net: &mut dyn Net, to: Addr, total: u64) {
+        self.stats.unexpected_dropped += 1;
+        self.next = self.next.max(total);
+        let level = self.last_level;
+        self.ns_ack(net, to, level, None);
+    }
+
     fn on_timer(&mut self, net: &mut dyn Net, timer: TimerId) {
         if timer == timers::WAVE_T && self.state == ReceiverState::InWave {
             self.stats.timeouts += 1;

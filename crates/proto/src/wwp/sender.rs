@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use joulenet_wire::wwp::{WwpPacket, WwpRepr, WwpType, NS_FLAG_PROBE, SEQ_MAX};
+use joulenet_wire::wwp::{WwpPacket, WwpRepr, WwpType, NS_FLAG_PROBE, PROBE_FLAG_RESENT};
 
 use super::config::{Behaviour, WwpConfig};
+use super::serial;
 use super::{timers, PROTOCOL, TX_OPTS};
 use crate::net::{Addr, Agent, AppRead, Net, TimerId, TransportEvent};
 use crate::stats::TransportStats;
@@ -39,22 +40,23 @@ pub struct WwpSender {
     peer: Addr,
     state: SenderState,
     level: u8,
-    /// Unacknowledged segments by number.
-    segs: BTreeMap<u32, Vec<u8>>,
+    /// Unacknowledged segments by number (a count that never wraps; the
+    /// wire carries its low 24 bits, see [`serial`]).
+    segs: BTreeMap<u64, Vec<u8>>,
     /// Segments to send again.
-    retx: BTreeSet<u32>,
+    retx: BTreeSet<u64>,
     /// Next segment number to create from application data.
-    next_new: u32,
+    next_new: u64,
     /// Segments below this have been sent at least once.
-    next_unsent: u32,
+    next_unsent: u64,
+    /// The segments of the wave now out, to tell its N-S ACK from a late one.
+    wave: Vec<u64>,
     /// Application bytes not yet in a segment.
     partial: Vec<u8>,
     app_finished: bool,
     probe_seq: u32,
     /// Sequence number and time of the probe now awaiting its answer.
     probe_out: (u32, Time),
-    /// The echo id the next PROBE2/PROBE3 carries.
-    echo: u8,
     wave_start: Time,
     wave_size: usize,
     /// Smoothed time from the start of a wave to its N-S ACK, per segment.
@@ -69,6 +71,7 @@ impl WwpSender {
     pub fn new(cfg: WwpConfig, peer: Addr) -> WwpSender {
         let level = cfg.initial_level;
         let payload = cfg.payload as usize;
+        let first = cfg.initial_segment as u64;
         WwpSender {
             cfg,
             peer,
@@ -76,13 +79,13 @@ impl WwpSender {
             level,
             segs: BTreeMap::new(),
             retx: BTreeSet::new(),
-            next_new: 0,
-            next_unsent: 0,
+            next_new: first,
+            next_unsent: first,
+            wave: Vec::new(),
             partial: Vec::with_capacity(payload),
             app_finished: false,
             probe_seq: 0,
             probe_out: (0, Time::ZERO),
-            echo: 0,
             wave_start: Time::ZERO,
             wave_size: 0,
             per_segment: None,
@@ -142,7 +145,7 @@ impl WwpSender {
     fn fill(&mut self, net: &mut dyn Net, want: usize) {
         let payload = self.cfg.payload as usize;
         while self.ready() < want {
-            if self.app_finished || self.next_new > SEQ_MAX {
+            if self.app_finished {
                 if !self.partial.is_empty() {
                     self.push_segment();
                     continue;
@@ -213,20 +216,20 @@ impl WwpSender {
                 None => (1, ready),
             }
         };
-        let mut numbers: Vec<u32> = self.retx.iter().copied().take(size).collect();
+        let mut numbers: Vec<u64> = self.retx.iter().copied().take(size).collect();
         let fresh = size - numbers.len();
-        numbers.extend(self.next_unsent..self.next_unsent + fresh as u32);
+        numbers.extend(self.next_unsent..self.next_unsent + fresh as u64);
         for n in &numbers {
             self.retx.remove(n);
         }
         let first_fresh = self.next_unsent;
-        self.next_unsent += fresh as u32;
+        self.next_unsent += fresh as u64;
         for (i, &n) in numbers.iter().enumerate() {
             let repr = WwpRepr {
                 kind: WwpType::Data,
                 level,
                 id: i as u8,
-                seq: n,
+                seq: serial::to_wire(n),
                 aux: size as u8,
             };
             let mut p = net.packet_buffer();
@@ -247,21 +250,29 @@ impl WwpSender {
         self.state = SenderState::WaitWaveAck;
         self.wave_start = net.now();
         self.wave_size = size;
+        self.wave = numbers;
         let t = net.now() + self.send_t();
         self.timers.set(timers::SEND_T, t);
     }
 
     fn next_probe_seq(&mut self) -> u32 {
-        self.probe_seq = (self.probe_seq + 1) & SEQ_MAX;
+        self.probe_seq = serial::next(self.probe_seq);
         self.probe_seq
     }
 
-    fn send_probe(&mut self, net: &mut dyn Net, kind: WwpType) {
+    /// Send a probe. `answers` is the PR ACK it answers (its sequence
+    /// number, echoed so the receiver can time that round trip); a probe
+    /// resent on PROBE_T answers none and says so, since the time since
+    /// the last PR ACK includes the timeout.
+    fn send_probe(&mut self, net: &mut dyn Net, kind: WwpType, answers: Option<u32>, resent: bool) {
         let seq = self.next_probe_seq();
         let mut repr = WwpRepr::new(kind);
         repr.seq = seq;
-        if kind != WwpType::Probe1 {
-            repr.id = self.echo;
+        if let Some(ack) = answers {
+            repr.id = (ack & 0xff) as u8;
+        }
+        if resent {
+            repr.aux = PROBE_FLAG_RESENT;
         }
         self.probe_out = (seq, net.now());
         self.control(net, repr);
@@ -271,20 +282,22 @@ impl WwpSender {
 
     fn start_probe(&mut self, net: &mut dyn Net) {
         self.state = SenderState::Probe1;
-        self.send_probe(net, WwpType::Probe1);
+        self.send_probe(net, WwpType::Probe1, None, false);
     }
 
     fn send_fin(&mut self, net: &mut dyn Net) {
         self.state = SenderState::FinSent;
         let mut r = WwpRepr::new(WwpType::Fin);
-        r.seq = self.next_new;
+        r.seq = serial::to_wire(self.next_new);
         self.control(net, r);
         let t = net.now() + self.probe_t();
         self.timers.set(timers::PROBE_T, t);
     }
 
     fn send_syn(&mut self, net: &mut dyn Net) {
-        self.control(net, WwpRepr::new(WwpType::Syn));
+        let mut syn = WwpRepr::new(WwpType::Syn);
+        syn.seq = self.cfg.initial_segment;
+        self.control(net, syn);
         let t = net.now() + self.probe_t();
         self.timers.set(timers::PROBE_T, t);
     }
@@ -301,8 +314,8 @@ impl WwpSender {
 
     /// Apply an N-S ACK's view of the receiver: `next` is one past the
     /// highest segment received, `missing` every hole below it.
-    fn apply_ack(&mut self, next: u32, missing: &BTreeSet<u32>) {
-        let received: Vec<u32> = self
+    fn apply_ack(&mut self, next: u64, missing: &BTreeSet<u64>) {
+        let received: Vec<u64> = self
             .segs
             .range(..next)
             .map(|(&n, _)| n)
@@ -324,13 +337,18 @@ impl WwpSender {
             self.stats.malformed_dropped += 1;
             return;
         };
-        let missing: BTreeSet<u32> = ranges
+        let near = self.next_unsent;
+        let next = serial::from_wire(repr.seq, near);
+        let missing: BTreeSet<u64> = ranges
             .iter()
-            .flat_map(|r| r.start..r.start.saturating_add(r.count as u32))
+            .flat_map(|r| {
+                let start = serial::from_wire(r.start, near);
+                start..start + r.count as u64
+            })
             .collect();
         let from_probe = repr.aux & NS_FLAG_PROBE != 0;
         let expected = match self.state {
-            SenderState::WaitWaveAck => !from_probe,
+            SenderState::WaitWaveAck => !from_probe && self.acks_this_wave(next, &missing),
             SenderState::WaitNsAck => from_probe && repr.id == (self.probe_out.0 & 0xff) as u8,
             _ => false,
         };
@@ -341,13 +359,13 @@ impl WwpSender {
                 self.state,
                 SenderState::Probe1 | SenderState::Probe2 | SenderState::WaitNsAck
             ) {
-                self.apply_ack(repr.seq, &missing);
+                self.apply_ack(next, &missing);
             }
             self.stats.unexpected_dropped += 1;
             return;
         }
         self.retries = 0;
-        self.apply_ack(repr.seq, &missing);
+        self.apply_ack(next, &missing);
         if self.state == SenderState::WaitWaveAck {
             self.timers.cancel(timers::SEND_T);
             if self.wave_size > 0 {
@@ -368,6 +386,15 @@ impl WwpSender {
         } else {
             self.proceed(net);
         }
+    }
+
+    /// Whether an N-S ACK reports a segment of the wave now out as received.
+    /// No earlier N-S ACK can: each of the wave's segments was new, or named
+    /// missing by the N-S ACK that released the wave, and the receiver never
+    /// loses a segment once it has it. So a late or reordered N-S ACK of an
+    /// earlier wave is told apart without a wave number on the wire.
+    fn acks_this_wave(&self, next: u64, missing: &BTreeSet<u64>) -> bool {
+        self.wave.iter().any(|n| *n < next && !missing.contains(n))
     }
 
     fn give_up(&mut self, net: &mut dyn Net) {
@@ -418,18 +445,18 @@ impl Agent for WwpSender {
             (WwpType::Pr1Ack, SenderState::Probe1) if repr.seq == self.probe_out.0 => {
                 self.rtt_sample(net);
                 self.retries = 0;
-                self.echo = (repr.seq & 0xff) as u8;
                 self.state = SenderState::Probe2;
-                self.send_probe(net, WwpType::Probe2);
+                self.send_probe(net, WwpType::Probe2, Some(repr.seq), false);
             }
             (WwpType::Pr2Ack, SenderState::Probe2) if repr.seq == self.probe_out.0 => {
                 self.rtt_sample(net);
                 self.retries = 0;
-                self.echo = (repr.seq & 0xff) as u8;
                 self.state = SenderState::WaitNsAck;
-                self.send_probe(net, WwpType::Probe3);
+                self.send_probe(net, WwpType::Probe3, Some(repr.seq), false);
             }
-            (WwpType::FinAck, SenderState::FinSent) if repr.seq == self.next_new => {
+            (WwpType::FinAck, SenderState::FinSent)
+                if repr.seq == serial::to_wire(self.next_new) =>
+            {
                 self.timers.cancel(timers::PROBE_T);
                 self.state = SenderState::Done;
                 net.event(TransportEvent::Closed);
@@ -495,13 +522,13 @@ impl WwpSender {
             self.give_up(net);
             return;
         }
-        // A retransmitted probe has no trustworthy RTT.
+        // A resent probe answers no PR ACK: flagged, it gives no RTT.
         match self.state {
             SenderState::WaitWaveAck => self.start_probe(net),
             SenderState::SynSent => self.send_syn(net),
-            SenderState::Probe1 => self.send_probe(net, WwpType::Probe1),
-            SenderState::Probe2 => self.send_probe(net, WwpType::Probe2),
-            SenderState::WaitNsAck => self.send_probe(net, WwpType::Probe3),
+            SenderState::Probe1 => self.send_probe(net, WwpType::Probe1, None, true),
+            SenderState::Probe2 => self.send_probe(net, WwpType::Probe2, None, true),
+            SenderState::WaitNsAck => self.send_probe(net, WwpType::Probe3, None, true),
             SenderState::FinSent => self.send_fin(net),
             _ => {}
         }

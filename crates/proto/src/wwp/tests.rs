@@ -1,6 +1,6 @@
 //! WWP state-machine and end-to-end tests on the test driver.
 
-use joulenet_wire::wwp::{WwpPacket, WwpRepr, WwpType};
+use joulenet_wire::wwp::{MissingRange, WwpPacket, WwpRepr, WwpType, PROBE_FLAG_RESENT, SEQ_MAX};
 use proptest::prelude::*;
 
 use super::*;
@@ -165,7 +165,7 @@ fn incomplete_wave_sets_level_zero_and_names_the_holes() {
     assert_eq!(receiver(&w).state(), ReceiverState::InWave);
     assert_eq!(
         receiver(&w).missing(),
-        vec![joulenet_wire::wwp::MissingRange { start: 3, count: 1 }]
+        vec![MissingRange { start: 3, count: 1 }]
     );
     fire(&mut w, 1, timers::WAVE_T);
     assert_eq!(receiver(&w).last_level(), 0);
@@ -251,7 +251,8 @@ fn lost_pr1_ack_and_pr2_ack_are_recovered() {
     let kinds: Vec<WwpType> = w.log.iter().map(|s| kind(&s.packet)).collect();
     assert_eq!(kinds.iter().filter(|k| **k == WwpType::Pr1Ack).count(), 2);
     assert_eq!(kinds.iter().filter(|k| **k == WwpType::Pr2Ack).count(), 2);
-    // The retransmitted PROBE2 echoes the answered PR1 ACK.
+    // The first PROBE2 echoes the PR1 ACK it answers; the one resent on
+    // PROBE_T answers none and is flagged, so it times no round trip.
     let p2: Vec<WwpRepr> = w
         .log
         .iter()
@@ -259,7 +260,9 @@ fn lost_pr1_ack_and_pr2_ack_are_recovered() {
         .map(|s| repr(&s.packet))
         .collect();
     assert_eq!(p2.len(), 2);
-    assert_eq!(p2[0].id, p2[1].id);
+    assert_eq!(p2[0].aux, 0);
+    assert_eq!(p2[1].aux, PROBE_FLAG_RESENT);
+    assert_eq!(p2[1].id, 0);
 }
 
 #[test]
@@ -363,13 +366,24 @@ fn aggressive_behaviour_returns_to_the_top_level() {
         assert!(w.step(Time::from_secs(30)));
     }
     assert_eq!(sender(&w).level(), 3);
-    // The conservative one resumes at level 1 after an abandoned wave.
-    let mut w = at_first_wave(WwpConfig::default());
-    abandon_first_wave(&mut w);
-    while sender(&w).state() != SenderState::WaitWaveAck {
-        assert!(w.step(Time::from_secs(30)));
+    // The conservative one, as the paper, takes the clear probe cycle's
+    // verdict too; with `gradual_resume` it resumes at level 1.
+    for (gradual_resume, level) in [(false, 3), (true, 1)] {
+        let cfg = WwpConfig {
+            gradual_resume,
+            ..WwpConfig::default()
+        };
+        let mut w = at_first_wave(cfg);
+        abandon_first_wave(&mut w);
+        while sender(&w).state() != SenderState::WaitWaveAck {
+            assert!(w.step(Time::from_secs(30)));
+        }
+        assert_eq!(
+            sender(&w).level(),
+            level,
+            "gradual_resume = {gradual_resume}"
+        );
     }
-    assert_eq!(sender(&w).level(), 1);
 }
 
 /// A channel whose loss comes in phases: `bad` of every `period` is lossy.
@@ -450,4 +464,152 @@ fn lost_fin_ack_is_recovered_and_duplicate_data_is_delivered_once() {
         .filter(|s| kind(&s.packet) == WwpType::Fin)
         .count();
     assert_eq!(fins, 2, "FIN resent after its FIN_ACK was lost");
+}
+
+/// Drop only the first packet of kind `k`.
+fn first_of(k: WwpType) -> impl FnMut(WwpType, u32) -> bool {
+    let mut dropped = false;
+    move |kind, _| {
+        let d = kind == k && !dropped;
+        dropped |= d;
+        d
+    }
+}
+
+/// The level the (first) probe cycle's N-S ACK set.
+fn cycle_level(w: &World) -> u8 {
+    w.log
+        .iter()
+        .map(|s| repr(&s.packet))
+        .find(|r| r.kind == WwpType::NsAck && r.aux & joulenet_wire::wwp::NS_FLAG_PROBE != 0)
+        .expect("a probe cycle's N-S ACK")
+        .level
+}
+
+/// A lost PROBE2 or PROBE3 is resent on PROBE_T; the resent one answers no
+/// PR ACK, so the receiver must not time it against the old one (that
+/// "RTT" holds the whole PROBE_T and sent every such cycle to level 0).
+/// The cycle ends on the round trips it really measured: one probe lost on
+/// a clear 20 ms path, level L − 1.
+#[test]
+fn lost_probe2_or_probe3_is_not_timed_through_the_probe_timeout() {
+    for lost in [WwpType::Probe2, WwpType::Probe3] {
+        let w = probe_cycle_with(first_of(lost));
+        assert_eq!(cycle_level(&w), 2, "{lost:?} lost");
+        let longest = receiver(&w).stats().rtt.max.unwrap();
+        assert!(longest < Duration::from_millis(30), "{lost:?}: {longest:?}");
+    }
+}
+
+/// A probe resent because its PR ACK was lost did arrive: it is no lost
+/// probe, and a clear cycle keeps the top level.
+#[test]
+fn probes_resent_for_a_lost_acknowledgment_are_not_counted_lost() {
+    for lost in [WwpType::Pr1Ack, WwpType::Pr2Ack] {
+        let w = probe_cycle_with(first_of(lost));
+        assert_eq!(cycle_level(&w), 3, "{lost:?} lost");
+    }
+}
+
+/// A late copy of the N-S ACK of an earlier wave reaching the sender while
+/// the next wave is out is not that wave's acknowledgment.
+#[test]
+fn late_ack_of_an_earlier_wave_is_not_taken_for_this_one() {
+    let mut w = at_first_wave(WwpConfig::default());
+    let ns_acks = |w: &World| -> Vec<Vec<u8>> {
+        w.log
+            .iter()
+            .filter(|s| s.from == 1 && kind(&s.packet) == WwpType::NsAck)
+            .map(|s| s.packet.clone())
+            .collect()
+    };
+    // Until the second wave is out.
+    let waves = |w: &World| {
+        w.log
+            .iter()
+            .filter(|s| kind(&s.packet) == WwpType::Data && repr(&s.packet).id == 0)
+            .count()
+    };
+    while waves(&w) < 2 || sender(&w).state() != SenderState::WaitWaveAck {
+        assert!(w.step(SECOND));
+    }
+    let first_ack = ns_acks(&w).remove(0);
+    let (unacked, sent, ignored) = (
+        sender(&w).unacked(),
+        w.log.len(),
+        sender(&w).stats().unexpected_dropped,
+    );
+    w.inject(1, 0, &first_ack);
+    assert_eq!(sender(&w).state(), SenderState::WaitWaveAck);
+    assert_eq!(w.log.len(), sent, "no wave sent on a stale N-S ACK");
+    assert_eq!(sender(&w).unacked(), unacked);
+    assert_eq!(sender(&w).stats().unexpected_dropped, ignored + 1);
+    // The transfer goes on undisturbed.
+    assert!(w.run(Time::from_secs(60)));
+    assert_eq!(w.delivered, pattern(200_000));
+    assert_eq!(sender(&w).stats().retransmitted_packets, 0);
+}
+
+/// A FIN that arrives before the segments it closes is answered with an
+/// N-S ACK naming every segment still missing, up to the FIN's end.
+#[test]
+fn early_fin_is_answered_with_what_is_missing() {
+    let mut w = at_first_wave(WwpConfig::default());
+    let data: Vec<Vec<u8>> = w
+        .take_log()
+        .into_iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data)
+        .map(|s| s.packet)
+        .collect();
+    w.flush_in_flight();
+    // Segments 0..5 arrive, then a FIN claiming 40 segments.
+    for p in &data[..5] {
+        w.inject(0, 1, p);
+    }
+    w.take_log();
+    let mut fin = WwpRepr::new(WwpType::Fin);
+    fin.seq = 40;
+    let mut p = Vec::new();
+    fin.emit(&[], &mut p).unwrap();
+    w.inject(0, 1, &p);
+    let answer = w.take_log();
+    assert_eq!(answer.len(), 1);
+    assert_eq!(kind(&answer[0].packet), WwpType::NsAck);
+    let ack = WwpPacket::new_checked(&answer[0].packet[..]).unwrap();
+    assert_eq!(repr(&answer[0].packet).seq, 40);
+    assert_eq!(
+        WwpRepr::missing(ack.payload()).unwrap(),
+        vec![MissingRange {
+            start: 5,
+            count: 35
+        }]
+    );
+    assert!(!receiver(&w).is_closed());
+}
+
+/// Segment numbers are 24-bit serial numbers: a transfer that starts just
+/// below 2^24 crosses the wrap, with losses and retransmissions across it.
+#[test]
+fn transfer_crosses_the_segment_number_wrap() {
+    let cfg = WwpConfig {
+        initial_segment: SEQ_MAX - 60,
+        ..WwpConfig::default()
+    };
+    let mut w = world(cfg, 300_000);
+    w.drop = phased(7, 0.3, Duration::from_secs(3), Duration::from_secs(1));
+    w.start();
+    assert!(
+        w.run(Time::from_secs(300)),
+        "stalled in {:?}",
+        sender(&w).state()
+    );
+    assert_eq!(w.delivered, pattern(300_000));
+    assert!(sender(&w).stats().retransmitted_packets > 0);
+    let seqs: Vec<u32> = w
+        .log
+        .iter()
+        .filter(|s| kind(&s.packet) == WwpType::Data)
+        .map(|s| repr(&s.packet).seq)
+        .collect();
+    assert!(seqs.contains(&SEQ_MAX) && seqs.contains(&0));
 }
