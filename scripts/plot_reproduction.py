@@ -12,7 +12,11 @@ import csv
 import sys
 from pathlib import Path
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    # joulenet prints what to do; a traceback would only hide it.
+    sys.exit(3)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

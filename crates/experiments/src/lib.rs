@@ -170,6 +170,10 @@ pub fn plot(out: &Path, scenarios: &Path) -> Result<(), String> {
         .status()
     {
         Ok(s) if s.success() => Ok(()),
+        Ok(s) if s.code() == Some(3) => Err(format!(
+            "no PNG figures: Python has no matplotlib (`pip install matplotlib`); CSVs are in {}",
+            out.display()
+        )),
         Ok(_) => Err(format!(
             "{} failed (is matplotlib installed? `pip install matplotlib`); CSVs are in {}",
             script.display(),
@@ -220,6 +224,13 @@ impl Ctx {
 
     pub fn load(&self, file: &str) -> Result<Scenario, String> {
         let path = self.dir.join(file);
+        if !self.dir.is_dir() {
+            return Err(format!(
+                "no scenario folder {}: run from joulenet's repository root, or pass \
+                 --scenarios DIR (the folder holding wwp/, e2tcp/, rcp/, jtp/)",
+                self.dir.display()
+            ));
+        }
         Scenario::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
 
