@@ -404,6 +404,27 @@ fn fewest_hops(adjacency: &[Vec<u32>], from: usize, to: usize) -> Option<u32> {
     None
 }
 
+/// Bits delivered by all flows over their common interval: from the first
+/// flow's start to the last one's completion (or the run's end). Summing
+/// each flow's own goodput instead counts a short flow's burst as if it
+/// lasted the whole run, and reported more than a bottleneck can carry.
+fn aggregate_goodput(flows: &[&FlowResult], end_s: f64) -> f64 {
+    let start = flows
+        .iter()
+        .map(|f| f.start_s)
+        .fold(f64::INFINITY, f64::min);
+    let finish = flows
+        .iter()
+        .map(|f| f.start_s + f.completion_time_s.unwrap_or(end_s - f.start_s))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let bits: f64 = flows.iter().map(|f| f.bytes_delivered as f64 * 8.0).sum();
+    if finish > start {
+        bits / (finish - start)
+    } else {
+        0.0
+    }
+}
+
 fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Time) -> Summary {
     let measured: Vec<&FlowResult> = flows
         .iter()
@@ -417,13 +438,14 @@ fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Ti
         .sum();
     let goodputs: Vec<f64> = measured.iter().map(|f| f.goodput_bps).collect();
     let duration = end.as_secs_f64();
+    let aggregate_goodput_bps = aggregate_goodput(&measured, duration);
     Summary {
         duration_s: duration,
         stopped_by_limit: sim.stopped_by_limit,
         flows: measured.len(),
         flows_completed: measured.iter().filter(|f| f.completed).count(),
         bytes_delivered: delivered,
-        aggregate_goodput_bps: goodputs.iter().sum(),
+        aggregate_goodput_bps,
         jain_fairness: jain_index(&goodputs),
         energy_j: energy,
         energy_per_bit_j: (delivered > 0 && energy > 0.0)
