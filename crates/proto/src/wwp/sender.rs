@@ -15,6 +15,11 @@ use crate::time::{Duration, Time};
 use crate::timer::TimerTable;
 
 /// Sender states.
+/// Timeouts in a row with no answer before the timers start doubling.
+const SILENT_TIMEOUTS_BEFORE_BACKOFF: u32 = 2;
+/// The longest a backed-off timer waits (TCP's RTO ceiling, RFC 6298).
+const MAX_SILENT_WAIT: Duration = Duration::from_secs(60);
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum SenderState {
     Closed,
@@ -116,15 +121,33 @@ impl WwpSender {
         }
     }
 
+    /// A timer after `retries` timeouts in a row with no answer, while the
+    /// path has never been measured: the first two keep the initial
+    /// timeout, each further one doubles it, up to [`MAX_SILENT_WAIT`]. A
+    /// path whose round trip exceeds the initial timeout would otherwise
+    /// never be measured — every probe resent before its answer arrives
+    /// (issue 16: a 1 s round trip, ~1,000 one-second timeouts, give up).
+    /// Once a round trip is measured the timers follow it and never back
+    /// off, as the paper has it (WWP probes instead of backing off on
+    /// errors): backing off then too cost 7–14 s at 50% loss in Tables 1–2.
+    fn backed_off(&self, t: Duration) -> Duration {
+        if self.srtt.is_some() {
+            return t;
+        }
+        let doublings = self.retries.saturating_sub(SILENT_TIMEOUTS_BEFORE_BACKOFF).min(16);
+        t.saturating_mul(1u64 << doublings).min(MAX_SILENT_WAIT.max(t))
+    }
+
     fn probe_t(&self) -> Duration {
         let k = match self.cfg.behaviour {
             Behaviour::Conservative => 4,
             Behaviour::Aggressive => 2,
         };
-        match self.srtt {
+        let t = match self.srtt {
             Some(s) => s.saturating_mul(k).max(self.cfg.min_probe_t),
             None => self.cfg.initial_timeout,
-        }
+        };
+        self.backed_off(t)
     }
 
     fn send_t(&self) -> Duration {
@@ -132,12 +155,13 @@ impl WwpSender {
             Behaviour::Conservative => (2, 1),
             Behaviour::Aggressive => (3, 2),
         };
-        match self.per_segment {
+        let t = match self.per_segment {
             Some(p) => Duration(p.0 * self.wave_size as u64 * k_num / k_den)
                 .max(self.srtt.unwrap_or_default().saturating_mul(2))
                 .max(self.cfg.min_send_t),
             None => self.cfg.initial_timeout.max(self.cfg.min_send_t),
-        }
+        };
+        self.backed_off(t)
     }
 
     /// Pull application bytes into whole segments until `want` segments are

@@ -613,3 +613,18 @@ fn transfer_crosses_the_segment_number_wrap() {
         .collect();
     assert!(seqs.contains(&SEQ_MAX) && seqs.contains(&0));
 }
+
+/// A round trip of 3 s, three times the initial timeout, and no loss: the
+/// timers back off after two silent timeouts until answers arrive, and the
+/// transfer completes (it gave up after 1,000 one-second timeouts before).
+#[test]
+fn a_round_trip_longer_than_the_initial_timeout_is_crossed() {
+    let mut w = world(WwpConfig::default(), 50_000);
+    w.delay = Duration::from_millis(1500);
+    w.start();
+    assert!(w.run(Time::from_secs(900)), "did not finish");
+    assert_eq!(w.delivered, pattern(50_000));
+    let s = sender(&w).stats();
+    assert!(s.timeouts < 60, "{} timeouts", s.timeouts);
+    assert!(s.rtt.smoothed.unwrap() >= Duration::from_secs(3));
+}
