@@ -62,6 +62,10 @@ fn a_long_lived_relay_serves_its_hundredth_client() {
 fn every_reliable_protocol_delivers_a_verified_file_through_duplication_and_reordering() {
     let dir = common::tmpdir("dup-reorder");
     let src = common::make_file(&dir, "f.bin", 300_000, 11);
+    // The answers' direction carries few datagrams for some protocols (36
+    // for WWP's wave acknowledgments: none duplicated 2% of the time at
+    // 10%), so its duplication is checked over all protocols together.
+    let mut down_duplicated = 0;
     for p in Protocol::reliable() {
         let out = dir.join(format!("out-{p}"));
         let mut sopts = ServerOptions::new(
@@ -95,9 +99,10 @@ fn every_reliable_protocol_delivers_a_verified_file_through_duplication_and_reor
         let counts = emulator.join().unwrap().unwrap();
         assert!(r.is_ok(), "{p}: {r:?}");
         assert!(
-            counts.up.duplicated > 0 && counts.up.reordered > 0 && counts.down.duplicated > 0,
+            counts.up.duplicated > 0 && counts.up.reordered > 0,
             "{p}: {counts:?}"
         );
+        down_duplicated += counts.down.duplicated;
         assert!(
             matches!(report.files[..], [FileOutcome::Complete { .. }]),
             "{p}: {:?}",
@@ -109,5 +114,6 @@ fn every_reliable_protocol_delivers_a_verified_file_through_duplication_and_reor
             "{p}"
         );
     }
+    assert!(down_duplicated > 0, "no answer was ever duplicated");
     let _ = std::fs::remove_dir_all(&dir);
 }
