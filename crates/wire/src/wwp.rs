@@ -84,7 +84,7 @@ pub const NS_FLAG_PROBE: u8 = 0x01;
 /// Probe flag: the sender resent this probe when PROBE_T expired; it
 /// answers no PR ACK, so the receiver must not time a round trip by it
 /// (the paper pairs each probe with the acknowledgment it answers "so that
-/// RTTs [are] correctly measured").
+/// RTTs \[are\] correctly measured").
 pub const PROBE_FLAG_RESENT: u8 = 0x01;
 
 /// A read-only view of a WWP segment.

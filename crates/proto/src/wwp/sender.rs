@@ -134,8 +134,12 @@ impl WwpSender {
         if self.srtt.is_some() {
             return t;
         }
-        let doublings = self.retries.saturating_sub(SILENT_TIMEOUTS_BEFORE_BACKOFF).min(16);
-        t.saturating_mul(1u64 << doublings).min(MAX_SILENT_WAIT.max(t))
+        let doublings = self
+            .retries
+            .saturating_sub(SILENT_TIMEOUTS_BEFORE_BACKOFF)
+            .min(16);
+        t.saturating_mul(1u64 << doublings)
+            .min(MAX_SILENT_WAIT.max(t))
     }
 
     fn probe_t(&self) -> Duration {
