@@ -150,7 +150,12 @@ fn replay_into_a_restarted_receiver(proto: Protocol, psk: Option<Psk>) -> Server
 
 #[test]
 fn a_captured_session_replayed_into_a_restarted_receiver_recreates_nothing() {
-    for proto in [sack(), Protocol::named("e2tcp"), Protocol::named("wwp"), Protocol::named("rcp")] {
+    for proto in [
+        sack(),
+        Protocol::named("e2tcp"),
+        Protocol::named("wwp"),
+        Protocol::named("rcp"),
+    ] {
         replay_into_a_restarted_receiver(proto, Some(key(1)));
     }
 }
@@ -160,10 +165,14 @@ fn a_captured_session_replayed_into_a_restarted_receiver_recreates_nothing() {
 /// this was written; RCP's did not): what the test above guards against.
 #[test]
 fn without_a_key_the_same_replay_recreates_the_file() {
-    let recreated = [Protocol::named("wwp"), Protocol::named("e2tcp"), Protocol::named("rcp")]
-        .into_iter()
-        .filter(|p| verified(&replay_into_a_restarted_receiver(*p, None)) > 0)
-        .count();
+    let recreated = [
+        Protocol::named("wwp"),
+        Protocol::named("e2tcp"),
+        Protocol::named("rcp"),
+    ]
+    .into_iter()
+    .filter(|p| verified(&replay_into_a_restarted_receiver(*p, None)) > 0)
+    .count();
     assert!(recreated > 0, "no protocol let the plain replay through");
 }
 

@@ -277,7 +277,7 @@ impl HopAgent {
                 .and_then(BlockBuf::shape)
                 .map(|s| s.block_len as usize);
             let kind = if f.virtual_ttl.contains_key(&block) {
-                SendKind::Virtual
+                retransmission(self.cfg.virtual_retransmission)
             } else if len.is_some_and(|l| self.cfg.is_micro(l)) {
                 SendKind::Micro
             } else {
@@ -397,7 +397,7 @@ impl HopAgent {
         let Some(sender) = f.senders.get_mut(&block) else {
             return false;
         };
-        let later_round = sender.stats.backs > 0;
+        let later_round = sender.stats.backs > 0 || sender.kind() == SendKind::Resend;
         let Some(action) = sender.poll_transmit(now, local) else {
             return false;
         };
@@ -966,16 +966,18 @@ impl Agent for HopAgent {
         while let Some(id) = self.timers.pop_expired(now) {
             match id {
                 T_E2E => {
-                    let kind = retransmission(self.cfg.virtual_retransmission);
                     let ttl = self.cfg.ttl;
                     for f in self.flows.values_mut().filter(|f| f.role == Role::Source) {
                         for block in f.e2e.expired(now) {
                             self.stats.timeouts += 1;
                             f.senders.remove(&block);
                             f.done.remove(&block);
-                            if kind == SendKind::Virtual {
-                                f.virtual_ttl.insert(block, ttl);
-                            }
+                            // Virtual or not, the retransmission travels
+                            // under virtual BSYNs (`retransmission`): a plain
+                            // BSYN would stop at the first relay that has
+                            // moved the block on, and a lost end-to-end
+                            // BACK would never be sent again.
+                            f.virtual_ttl.insert(block, ttl);
                         }
                     }
                 }

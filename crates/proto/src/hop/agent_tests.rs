@@ -276,6 +276,53 @@ fn virtual_retransmission_moves_no_data_where_every_hop_holds_it() {
     assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
 }
 
+/// The mechanism of the livelock found in the simulator with virtual
+/// retransmission off: an end-to-end BACK is lost, and the end-to-end
+/// timeout (here 100 ms) is shorter than the source takes to send the
+/// whole block again (60 KB at 1 Mbit/s: 0.5 s). Before the fix each
+/// timeout restarted the retransmission before it had left the source, and
+/// a retransmission that did leave was a plain BSYN, which the first relay
+/// (having moved the block on) answered itself: the destination never
+/// acknowledged the block again, and the source sent data for ever.
+#[test]
+fn without_virtual_retransmission_a_lost_end_to_end_back_resends_the_block_to_the_destination() {
+    let mut cfg = test_cfg();
+    cfg.virtual_retransmission = false;
+    cfg.initial_e2e_timeout = Duration::from_millis(100);
+    let bytes = 60_000;
+    let mut w = chain(4, bytes, &cfg);
+    let mut dropped = false;
+    w.drop = Box::new(move |_, _, _, p| {
+        if !dropped && matches!(message(p), Some(HopMessage::EndToEndBack)) {
+            dropped = true;
+            return true;
+        }
+        false
+    });
+    w.start();
+    assert!(w.run(Time::from_secs(60)), "did not finish");
+    assert_eq!(w.delivered, pattern(bytes));
+    let frames = frames_of(bytes, &cfg) as u64;
+    let timeouts = w.agents[0].stats().timeouts;
+    assert!(timeouts >= 1);
+    // Every timeout resent the whole block from the source, and none was
+    // restarted part-way: the retransmitted frames are whole blocks.
+    assert_eq!(
+        w.agents[0].stats().retransmitted_packets,
+        timeouts * frames,
+        "{timeouts} timeouts"
+    );
+    // The retransmission crossed every hop as data (no cache spared it)
+    // and the destination acknowledged the block end to end again.
+    for i in 1..4 {
+        assert!(
+            w.agents[i].stats().retransmitted_packets >= frames,
+            "relay {i} did not send the block again"
+        );
+    }
+    assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
+}
+
 #[test]
 fn a_hop_that_loses_frames_repairs_them_itself() {
     let mut cfg = test_cfg();

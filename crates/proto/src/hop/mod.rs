@@ -65,7 +65,8 @@ pub struct HopConfig {
     /// `None` turns micro-blocks off.
     pub micro_block: Option<usize>,
     /// Virtual retransmission on an end-to-end timeout (§3.2); when off, a
-    /// timeout resends the block as a fresh transfer from the source.
+    /// timeout sends the whole block again over every hop to the
+    /// destination, whatever the nodes on the way hold.
     pub virtual_retransmission: bool,
     /// The end-to-end timeout before the first block's round trip is known
     /// (§4.2: 60 s); afterwards, the most recent block round trip.

@@ -24,6 +24,12 @@ pub enum SendKind {
     Micro,
     /// A virtual BSYN first: data only where the next hop lacks it (§3.2).
     Virtual,
+    /// A retransmission with virtual retransmission switched off: the
+    /// whole block as data, whatever the next hop holds (the cost §3.2's
+    /// virtual retransmission saves), then virtual BSYNs, so that a next
+    /// hop that has moved the block on carries the retransmission on to the
+    /// destination instead of answering for it.
+    Resend,
 }
 
 /// What the sender wants sent now.
@@ -86,7 +92,7 @@ impl BlockSender {
             peer: FrameBitmap::default(),
             sent: FrameBitmap::default(),
             state: State::Sending,
-            opened: kind == SendKind::Plain,
+            opened: matches!(kind, SendKind::Plain | SendKind::Resend),
             per_txop: per_txop.max(1),
             retry,
             unanswered: 0,
@@ -126,7 +132,7 @@ impl BlockSender {
         match self.kind {
             SendKind::Plain => SendAction::Bsyn { micro: false },
             SendKind::Micro => SendAction::Bsyn { micro: true },
-            SendKind::Virtual => SendAction::VirtualBsyn,
+            SendKind::Virtual | SendKind::Resend => SendAction::VirtualBsyn,
         }
     }
 
@@ -394,6 +400,21 @@ mod tests {
         );
         assert!(s.on_back(FrameBitmap::full(10)));
         assert_eq!(s.stats.frames_sent, 1);
+    }
+
+    #[test]
+    fn a_resend_sends_the_whole_block_then_a_virtual_bsyn() {
+        let local = BlockBuf::from_data(&[1; 7], 1);
+        let mut s = BlockSender::new(SendKind::Resend, 5, RETRY);
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![
+                SendAction::Frames(vec![0, 1, 2, 3, 4]),
+                SendAction::Frames(vec![5, 6]),
+                SendAction::VirtualBsyn
+            ]
+        );
+        assert!(s.on_back(FrameBitmap::full(7)));
     }
 
     #[test]
