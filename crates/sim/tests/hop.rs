@@ -65,11 +65,13 @@ fn a_file_crosses_four_lossy_hops_exactly_once() {
 }
 
 /// The same chain at 10 Mbit/s and 2 ms (scenarios/multihop/hbh-chain.toml's
-/// links), a 10 MB file (ten 1 MB blocks). Hop does NOT reach the issue's
-/// per-hop bound 0.8 (1 - p) = 0.76 of the link rate here on every seed:
-/// seeds 1-5 measured 0.812, 0.751, 0.674, 0.745, 0.794 (6-78 end-to-end
-/// timeouts each, against 7-10 at 1 Mbit/s). The assertion is pinned at
-/// what it achieves, not at the target (docs/hop.md).
+/// links), a 10 MB file (ten 1 MB blocks), against the per-hop bound
+/// 0.8 (1 - p) = 0.76 of the link rate on every seed. Seeds 1-5 measure
+/// 0.892, 0.890, 0.888, 0.886, 0.866. They measured 0.812, 0.742, 0.693,
+/// 0.745, 0.794 while a lost BSYN or BACK (these links have no ARQ for
+/// control) stalled its hop, and with H = 1 the chain, for the fixed
+/// 200 ms `bsyn_retry` instead of the hop's round trip of a few ms
+/// (docs/hop.md).
 #[test]
 fn ten_megabytes_cross_four_lossy_ten_megabit_hops_exactly_once() {
     let text = LOSSY_CHAIN
@@ -86,8 +88,12 @@ fn ten_megabytes_cross_four_lossy_ten_megabit_hops_exactly_once() {
         ratios.push(f.goodput_bps / 10e6);
     }
     eprintln!("hop, 4 lossy 10 Mbit/s hops: goodput / link rate per seed {ratios:.3?} (issue's bound 0.760)");
-    let min = ratios.iter().copied().fold(f64::MAX, f64::min);
-    assert!(min >= 0.65, "{ratios:?}");
+    for (seed, ratio) in (1..).zip(&ratios) {
+        assert!(
+            *ratio >= 0.8 * (1.0 - 0.05),
+            "seed {seed}: {ratio:.3} of the link rate, below the issue's per-hop bound: {ratios:.3?}"
+        );
+    }
 }
 
 /// With virtual retransmission off, a timeout sends the whole block again

@@ -80,6 +80,10 @@ pub struct BlockSender {
     /// BSYN may sit behind a whole round of frames in the interface queue,
     /// and every duplicate BSYN draws a BACK).
     unanswered: u32,
+    /// When the BSYN now out is expected to have left the interface queue,
+    /// if it was sent once this round: a BACK to it times the hop's round
+    /// trip (after a repeat, which BSYN a BACK answers is ambiguous).
+    left_at: Option<Time>,
     pub stats: SenderStats,
 }
 
@@ -96,6 +100,7 @@ impl BlockSender {
             per_txop: per_txop.max(1),
             retry,
             unanswered: 0,
+            left_at: None,
             stats: SenderStats::default(),
         }
     }
@@ -122,7 +127,23 @@ impl BlockSender {
         }
     }
 
+    /// The wait for a BACK before the BSYN is repeated (before doubling):
+    /// the agent sets it from the hop's measured round trip.
+    pub fn set_retry(&mut self, retry: Duration) {
+        self.retry = retry;
+    }
+
+    /// The hop's round trip, if a BACK arriving `now` unambiguously answers
+    /// the BSYN now out (sent once). Call before [`BlockSender::on_back`].
+    pub fn round_trip(&self, now: Time) -> Option<Duration> {
+        match (self.state, self.unanswered, self.left_at) {
+            (State::Awaiting { .. }, 1, Some(left)) => Some(now.saturating_since(left)),
+            _ => None,
+        }
+    }
+
     fn bsyn(&mut self, now: Time) -> SendAction {
+        self.left_at = (self.unanswered == 0).then_some(now);
         let wait = self.retry.saturating_mul(1 << self.unanswered.min(6));
         self.unanswered += 1;
         self.state = State::Awaiting {
@@ -180,6 +201,9 @@ impl BlockSender {
     pub fn extend_retry(&mut self, d: Duration) {
         if let State::Awaiting { retry_at } = &mut self.state {
             *retry_at += d;
+        }
+        if let Some(left) = &mut self.left_at {
+            *left += d;
         }
     }
 
@@ -286,6 +310,27 @@ mod tests {
         assert_eq!(s.poll_timeout(), Some(Time::from_millis(300)));
         s.extend_retry(Duration::from_millis(50));
         assert_eq!(s.poll_timeout(), Some(Time::from_millis(350)));
+    }
+
+    #[test]
+    fn only_a_bsyn_sent_once_times_the_hops_round_trip() {
+        let local = BlockBuf::from_data(&[7; 2], 1);
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
+        drain(&mut s, Time::ZERO, &local);
+        // It left the interface queue 10 ms after it was handed over.
+        s.extend_retry(Duration::from_millis(10));
+        assert_eq!(
+            s.round_trip(Time::from_millis(25)),
+            Some(Duration::from_millis(15))
+        );
+        // Repeated: a BACK may answer either copy, so it times nothing.
+        s.poll_transmit(Time::from_millis(110), &local);
+        assert_eq!(s.round_trip(Time::from_millis(120)), None);
+        // The retry the agent sets is the one the next BSYN waits.
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
+        s.set_retry(Duration::from_millis(7));
+        drain(&mut s, Time::ZERO, &local);
+        assert_eq!(s.poll_timeout(), Some(Time::from_millis(7)));
     }
 
     #[test]
