@@ -74,8 +74,10 @@ pub struct HopConfig {
     /// TTL of a virtual retransmission (§4.2: 50 hops).
     pub ttl: u8,
     /// How long a sender waits for a BACK before sending the BSYN again (a
-    /// lost BSYN or BACK, or one withheld). Ours: the paper sends control
-    /// with link ARQ and does not say.
+    /// lost BSYN or BACK, or one withheld) until the hop's round trip is
+    /// measured, and at most afterwards; where the driver does not report
+    /// the link, always. Ours: the paper sends control with link ARQ and
+    /// does not say.
     pub bsyn_retry: Duration,
     /// How long ack withholding waits for the sender it answered before
     /// answering another (ours: a sender that vanished must not block the
