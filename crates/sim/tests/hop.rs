@@ -65,11 +65,13 @@ fn a_file_crosses_four_lossy_hops_exactly_once() {
 }
 
 /// The same chain at 10 Mbit/s and 2 ms (scenarios/multihop/hbh-chain.toml's
-/// links), a 10 MB file (ten 1 MB blocks). Hop does NOT reach the issue's
-/// per-hop bound 0.8 (1 - p) = 0.76 of the link rate here on every seed:
-/// seeds 1-5 measured 0.812, 0.751, 0.674, 0.745, 0.794 (6-78 end-to-end
-/// timeouts each, against 7-10 at 1 Mbit/s). The assertion is pinned at
-/// what it achieves, not at the target (docs/hop.md).
+/// links), a 10 MB file (ten 1 MB blocks), against the per-hop bound
+/// 0.8 (1 - p) = 0.76 of the link rate on every seed. Seeds 1-5 measure
+/// 0.892, 0.890, 0.888, 0.886, 0.866. They measured 0.812, 0.742, 0.693,
+/// 0.745, 0.794 while a lost BSYN or BACK (these links have no ARQ for
+/// control) stalled its hop, and with H = 1 the chain, for the fixed
+/// 200 ms `bsyn_retry` instead of the hop's round trip of a few ms
+/// (docs/hop.md).
 #[test]
 fn ten_megabytes_cross_four_lossy_ten_megabit_hops_exactly_once() {
     let text = LOSSY_CHAIN
@@ -86,18 +88,24 @@ fn ten_megabytes_cross_four_lossy_ten_megabit_hops_exactly_once() {
         ratios.push(f.goodput_bps / 10e6);
     }
     eprintln!("hop, 4 lossy 10 Mbit/s hops: goodput / link rate per seed {ratios:.3?} (issue's bound 0.760)");
-    let min = ratios.iter().copied().fold(f64::MAX, f64::min);
-    assert!(min >= 0.65, "{ratios:?}");
+    for (seed, ratio) in (1..).zip(&ratios) {
+        assert!(
+            *ratio >= 0.8 * (1.0 - 0.05),
+            "seed {seed}: {ratio:.3} of the link rate, below the issue's per-hop bound: {ratios:.3?}"
+        );
+    }
 }
 
-/// Found while measuring, not fixed (the agent is proto's, unchanged here):
-/// with virtual retransmission off, at 10 Mbit/s, seeds 1, 3 and 5 stall
-/// after some blocks (seed 1: 6 MB of 10) while the source sends data
-/// frames without end (75 million by the default 24 h stop) and its
-/// end-to-end timeout fires hundreds of thousands of times. At 1 Mbit/s
-/// with a 2 MB file the same switch completes on seeds 1-5.
+/// With virtual retransmission off, a timeout sends the whole block again
+/// over every hop. This used to livelock here (seeds 1, 3 and 5 stalled
+/// after some blocks while the source sent data without end): an end-to-end
+/// BACK was lost, the timeout (the last block round trip, ~0.39 s) was
+/// shorter than sending a 1 MB block again (0.84 s), and each timeout
+/// restarted the retransmission before it had left; one that did leave
+/// stopped at the first relay. `agent_tests::without_virtual_retransmission_
+/// a_lost_end_to_end_back_resends_the_block_to_the_destination` holds the
+/// mechanism.
 #[test]
-#[ignore = "Hop agent livelock with virtual_retransmission = false (docs/hop.md, What is left)"]
 fn without_virtual_retransmission_ten_megabytes_still_complete() {
     let text = LOSSY_CHAIN
         .replace("stop = \"120s\"", "stop = \"60s\"")
@@ -107,13 +115,21 @@ fn without_virtual_retransmission_ten_megabytes_still_complete() {
             "bytes = \"2MB\"",
             "bytes = \"10MB\"\nhop = { virtual_retransmission = false }",
         );
-    let r = run_once(&text, 1);
-    let f = &r.flows[0];
-    assert!(
-        f.completed,
-        "{} of 10000000 bytes, {} data packets, {} timeouts",
-        f.bytes_delivered, f.data_packets, f.timeouts
-    );
+    for seed in 1..=5 {
+        let r = run_once(&text, seed);
+        let f = &r.flows[0];
+        assert!(
+            f.completed,
+            "seed {seed}: {} of 10000000 bytes, {} data packets, {} timeouts",
+            f.bytes_delivered, f.data_packets, f.timeouts
+        );
+        assert_eq!(f.bytes_delivered, 10_000_000, "seed {seed}");
+        eprintln!(
+            "hop without virtual retransmission, seed {seed}: {:.3} of the link rate, {} timeouts",
+            f.goodput_bps / 10e6,
+            f.timeouts
+        );
+    }
 }
 
 #[test]

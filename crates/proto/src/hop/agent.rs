@@ -32,7 +32,8 @@ use crate::net::{
     TxOpts,
 };
 use crate::stats::TransportStats;
-use crate::time::Time;
+use crate::tcp::rtt::RttEstimator;
+use crate::time::{Duration, Time};
 use crate::timer::{TimerId, TimerTable};
 
 /// The earliest BSYN retry of any sender.
@@ -71,6 +72,9 @@ struct Flow {
     total: Option<u32>,
     /// Relay: blocks the destination has acknowledged end to end.
     delivered: BTreeSet<u32>,
+    /// The BSYN → BACK round trip to the next hop, from unambiguous
+    /// samples: how long a sender waits before repeating a BSYN.
+    hop_rtt: RttEstimator,
     closed: bool,
 }
 
@@ -166,6 +170,9 @@ impl HopAgent {
             e2e: EndToEnd::new(cfg.initial_e2e_timeout),
             total: None,
             delivered: BTreeSet::new(),
+            // Before the first sample, and at most, `bsyn_retry`; the
+            // measured round trip shortens it down to a millisecond.
+            hop_rtt: RttEstimator::new(cfg.bsyn_retry, Duration::from_millis(1), cfg.bsyn_retry),
             closed: false,
         }
     }
@@ -277,7 +284,7 @@ impl HopAgent {
                 .and_then(BlockBuf::shape)
                 .map(|s| s.block_len as usize);
             let kind = if f.virtual_ttl.contains_key(&block) {
-                SendKind::Virtual
+                retransmission(self.cfg.virtual_retransmission)
             } else if len.is_some_and(|l| self.cfg.is_micro(l)) {
                 SendKind::Micro
             } else {
@@ -389,15 +396,27 @@ impl HopAgent {
             block_num: block,
         };
         let now = net.now();
+        let timed = self.next_link_timed(net, flow_id);
         let empty = BlockBuf::new();
         let local = self.cache.block(key).unwrap_or(&empty);
         let f = self.flows.get_mut(&flow_id).expect("active flow");
         let ends = (f.src, f.dst);
         let ttl = f.virtual_ttl.get(&block).copied().unwrap_or(self.cfg.ttl);
+        // The measured round trip counts from when a BSYN left the
+        // interface queue, which only a driver that reports the link's
+        // queue and rate lets the sender know (`wait_for_queue`);
+        // elsewhere a BSYN may sit behind a whole unpaced round, and the
+        // fixed `bsyn_retry` with its doubling stays.
+        let retry = if timed {
+            f.hop_rtt.rto()
+        } else {
+            self.cfg.bsyn_retry
+        };
         let Some(sender) = f.senders.get_mut(&block) else {
             return false;
         };
-        let later_round = sender.stats.backs > 0;
+        sender.set_retry(retry);
+        let later_round = sender.stats.backs > 0 || sender.kind() == SendKind::Resend;
         let Some(action) = sender.poll_transmit(now, local) else {
             return false;
         };
@@ -467,6 +486,17 @@ impl HopAgent {
             }
         }
         true
+    }
+
+    /// The driver reports the queue and rate of the link toward the flow's
+    /// next hop, so a BSYN's departure (and with it the hop's round trip)
+    /// can be timed.
+    fn next_link_timed(&self, net: &dyn Net, flow_id: u32) -> bool {
+        self.flows.get(&flow_id).is_some_and(|f| {
+            net.route(f.dst.node)
+                .and_then(|r| net.link(r.next_hop))
+                .is_some_and(|info| info.rate_bps > 0)
+        })
     }
 
     /// A BSYN leaves after the frames queued ahead of it: where the driver
@@ -674,6 +704,11 @@ impl HopAgent {
                 let Some(s) = f.senders.get_mut(&key.block_num) else {
                     return false;
                 };
+                if let Some(rtt) = s.round_trip(now) {
+                    // Used only where the BSYN's departure is known
+                    // (`next_link_timed`); harmless elsewhere.
+                    f.hop_rtt.sample(rtt);
+                }
                 if s.on_back(back) {
                     f.senders.remove(&key.block_num);
                     f.done.insert(key.block_num);
@@ -966,16 +1001,18 @@ impl Agent for HopAgent {
         while let Some(id) = self.timers.pop_expired(now) {
             match id {
                 T_E2E => {
-                    let kind = retransmission(self.cfg.virtual_retransmission);
                     let ttl = self.cfg.ttl;
                     for f in self.flows.values_mut().filter(|f| f.role == Role::Source) {
                         for block in f.e2e.expired(now) {
                             self.stats.timeouts += 1;
                             f.senders.remove(&block);
                             f.done.remove(&block);
-                            if kind == SendKind::Virtual {
-                                f.virtual_ttl.insert(block, ttl);
-                            }
+                            // Virtual or not, the retransmission travels
+                            // under virtual BSYNs (`retransmission`): a plain
+                            // BSYN would stop at the first relay that has
+                            // moved the block on, and a lost end-to-end
+                            // BACK would never be sent again.
+                            f.virtual_ttl.insert(block, ttl);
                         }
                     }
                 }

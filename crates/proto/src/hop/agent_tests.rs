@@ -8,6 +8,7 @@ use rand::{Rng, SeedableRng};
 use joulenet_wire::hop::{HopMessage, HopPacket, HopRepr};
 
 use super::agent::HopAgent;
+use super::bitmap::FrameBitmap;
 use super::HopConfig;
 use crate::net::{AccessClass, Addr, Agent, AppRead, Net, NetworkHeader, TxOpts};
 use crate::testnet::{pattern, DropFn, World};
@@ -276,6 +277,53 @@ fn virtual_retransmission_moves_no_data_where_every_hop_holds_it() {
     assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
 }
 
+/// The mechanism of the livelock found in the simulator with virtual
+/// retransmission off: an end-to-end BACK is lost, and the end-to-end
+/// timeout (here 100 ms) is shorter than the source takes to send the
+/// whole block again (60 KB at 1 Mbit/s: 0.5 s). Before the fix each
+/// timeout restarted the retransmission before it had left the source, and
+/// a retransmission that did leave was a plain BSYN, which the first relay
+/// (having moved the block on) answered itself: the destination never
+/// acknowledged the block again, and the source sent data for ever.
+#[test]
+fn without_virtual_retransmission_a_lost_end_to_end_back_resends_the_block_to_the_destination() {
+    let mut cfg = test_cfg();
+    cfg.virtual_retransmission = false;
+    cfg.initial_e2e_timeout = Duration::from_millis(100);
+    let bytes = 60_000;
+    let mut w = chain(4, bytes, &cfg);
+    let mut dropped = false;
+    w.drop = Box::new(move |_, _, _, p| {
+        if !dropped && matches!(message(p), Some(HopMessage::EndToEndBack)) {
+            dropped = true;
+            return true;
+        }
+        false
+    });
+    w.start();
+    assert!(w.run(Time::from_secs(60)), "did not finish");
+    assert_eq!(w.delivered, pattern(bytes));
+    let frames = frames_of(bytes, &cfg) as u64;
+    let timeouts = w.agents[0].stats().timeouts;
+    assert!(timeouts >= 1);
+    // Every timeout resent the whole block from the source, and none was
+    // restarted part-way: the retransmitted frames are whole blocks.
+    assert_eq!(
+        w.agents[0].stats().retransmitted_packets,
+        timeouts * frames,
+        "{timeouts} timeouts"
+    );
+    // The retransmission crossed every hop as data (no cache spared it)
+    // and the destination acknowledged the block end to end again.
+    for i in 1..4 {
+        assert!(
+            w.agents[i].stats().retransmitted_packets >= frames,
+            "relay {i} did not send the block again"
+        );
+    }
+    assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
+}
+
 #[test]
 fn a_hop_that_loses_frames_repairs_them_itself() {
     let mut cfg = test_cfg();
@@ -521,6 +569,114 @@ fn a_relay_serves_its_flows_a_txop_each_in_turn() {
         relay.on_timeout(&mut net);
     }
     assert_eq!(turns, vec![10, 20, 10, 20, 10, 20, 10, 20]);
+}
+
+/// Hands `relay` (node 1 of 0 — 1 — 2, flow 10 from 0:1 to 2:1) a message
+/// in transit.
+fn transit(relay: &mut HopAgent, net: &mut RelayNet, forward: bool, repr: HopRepr<'_>) {
+    let mut m = Vec::new();
+    repr.emit_to_vec(&mut m);
+    let (a, b) = (Addr::new(0, 1), Addr::new(2, 1));
+    let (src, dst, previous_hop) = if forward { (a, b, 0) } else { (b, a, 2) };
+    let mut opts = TxOpts::default();
+    let mut t = crate::net::Transit {
+        src,
+        dst,
+        previous_hop,
+        packet: &mut m,
+        opts: &mut opts,
+    };
+    relay.on_transit(net, &mut t);
+}
+
+/// Gives `relay` block `block_num` of flow 10, 20 frames and its BSYN.
+fn give_block(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32) {
+    let data = pattern(20 * 1400);
+    for (i, c) in data.chunks(1400).enumerate() {
+        let message = HopMessage::Data {
+            packet_num: i as u16,
+            payload: c,
+        };
+        let repr = HopRepr {
+            flow_id: 10,
+            block_num,
+            ttl: 50,
+            message,
+        };
+        transit(relay, net, true, repr);
+    }
+    let message = HopMessage::Bsyn {
+        frames: 20,
+        block_len: data.len() as u32,
+        micro: &[],
+    };
+    let repr = HopRepr {
+        flow_id: 10,
+        block_num,
+        ttl: 50,
+        message,
+    };
+    transit(relay, net, true, repr);
+}
+
+/// The cause of the missed bound at 10 Mbit/s: a BSYN or BACK lost on a
+/// link without ARQ for control stalled its hop for the fixed `bsyn_retry`
+/// (200 ms, 40-100 times the hop's round trip there), and with H = 1
+/// the whole chain behind it. Where the driver reports the link, the
+/// sender now waits for the hop's measured round trip (RFC 6298 over the
+/// BSYNs answered at their first sending), `bsyn_retry` at most.
+#[test]
+fn an_unanswered_bsyn_is_repeated_after_the_hops_measured_round_trip() {
+    let mut cfg = test_cfg();
+    cfg.pace_queue = None;
+    let retry = cfg.bsyn_retry;
+    let mut relay = HopAgent::relay(cfg);
+    let mut net = RelayNet {
+        now: Time::ZERO,
+        queue_to_2: 0,
+        sent: Vec::new(),
+        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
+        radio: NoRadio,
+    };
+    let bsyn_at = |net: &RelayNet| {
+        net.sent
+            .iter()
+            .any(|(_, to, p)| to.node == 2 && matches!(message(p), Some(HopMessage::Bsyn { .. })))
+    };
+    give_block(&mut relay, &mut net, 0);
+    assert!(bsyn_at(&net));
+    // Nothing measured yet: the first BSYN waits `bsyn_retry` (plus the
+    // 21 packets queued ahead of it at 1 Mbit/s).
+    let first = relay.poll_timeout().expect("a retry");
+    assert!(first >= Time::ZERO + retry, "{first:?}");
+    // Node 2 answers 30 ms after the BSYN left the queue ahead of it.
+    let queued = Duration::transmission(21 * 1440 * 8, 1_000_000);
+    net.now = Time::ZERO + queued + Duration::from_millis(30);
+    net.queue_to_2 = 0;
+    net.sent.clear();
+    let back = FrameBitmap::full(20).to_back();
+    let repr = HopRepr {
+        flow_id: 10,
+        block_num: 0,
+        ttl: 50,
+        message: HopMessage::Back {
+            frames: 20,
+            bitmap: &back,
+        },
+    };
+    transit(&mut relay, &mut net, false, repr);
+    assert_eq!(relay.poll_timeout(), None, "block 0 moved on");
+    // Block 1's BSYN is lost: it is repeated after about that round trip
+    // (30 ms + 4 × 15 ms of variance on one sample), not after 300 ms.
+    let t1 = net.now;
+    give_block(&mut relay, &mut net, 1);
+    assert!(bsyn_at(&net));
+    let again = relay.poll_timeout().expect("a retry");
+    let wait = again.saturating_since(t1).saturating_sub(queued);
+    assert!(
+        wait <= Duration::from_millis(91) && wait < retry,
+        "repeated after {wait:?}"
+    );
 }
 
 #[test]

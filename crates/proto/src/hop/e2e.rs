@@ -5,7 +5,11 @@
 //! the most recent block round trip: a premature virtual retransmission
 //! costs a few control frames, so no careful estimator is needed. Ours:
 //! a block that was retransmitted gives no sample (Karn's rule), or each
-//! lost end-to-end BACK would add a whole timeout to the next one.
+//! lost end-to-end BACK would add a whole timeout to the next one. Ours
+//! too: a block's clock runs only while it has left the source — from
+//! when it is whole at the first hop, and after a timeout again only once
+//! the retransmission is — so no timeout can cut short a retransmission
+//! still leaving the source.
 
 use std::collections::BTreeMap;
 
@@ -46,11 +50,18 @@ impl EndToEnd {
         self.outstanding.contains_key(&block)
     }
 
-    /// The source started sending `block` now.
+    /// `block` has left the source now (whole at the first hop): its clock
+    /// starts, or, for a retransmission, starts again. A block keeps the
+    /// time it first left, which only a clean round trip uses.
     pub fn sent(&mut self, block: u32, now: Time) {
-        self.outstanding
+        let timeout = self.timeout;
+        let entry = self
+            .outstanding
             .entry(block)
-            .or_insert((now, now + self.timeout, false));
+            .or_insert((now, Time::NEVER, false));
+        if entry.1 == Time::NEVER {
+            entry.1 = now + timeout;
+        }
     }
 
     /// The destination holds `block`; true the first time. Its round trip
@@ -69,17 +80,25 @@ impl EndToEnd {
 
     /// The earliest deadline.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.outstanding.values().map(|(_, d, _)| *d).min()
+        self.outstanding
+            .values()
+            .map(|(_, d, _)| *d)
+            .filter(|d| *d != Time::NEVER)
+            .min()
     }
 
-    /// Blocks whose deadline has passed, each re-armed one timeout from
-    /// now: the caller retransmits them.
+    /// Blocks whose deadline has passed: the caller retransmits them. Each
+    /// one's clock stops until the retransmission has left the source
+    /// ([`EndToEnd::sent`]) — re-armed from now instead, a timeout shorter
+    /// than the time the source takes to send the retransmission would
+    /// restart it before it ever left, for ever (the livelock of
+    /// `virtual_retransmission = false`, where a retransmission is the
+    /// whole block).
     pub fn expired(&mut self, now: Time) -> Vec<u32> {
-        let timeout = self.timeout;
         let mut out = Vec::new();
         for (block, (_, deadline, retransmitted)) in self.outstanding.iter_mut() {
             if *deadline <= now {
-                *deadline = now + timeout;
+                *deadline = Time::NEVER;
                 *retransmitted = true;
                 out.push(*block);
             }
@@ -105,6 +124,8 @@ mod tests {
         assert_eq!(e.poll_timeout(), Some(Time::from_secs(13)));
         assert_eq!(e.expired(Time::from_secs(12)), Vec::<u32>::new());
         assert_eq!(e.expired(Time::from_secs(13)), vec![1]);
+        assert_eq!(e.poll_timeout(), None, "until the retransmission leaves");
+        e.sent(1, Time::from_secs(13));
         assert_eq!(e.poll_timeout(), Some(Time::from_secs(16)));
         assert!(e.acked(1, Time::from_secs(14)));
         assert_eq!(
@@ -117,5 +138,22 @@ mod tests {
         assert_eq!(e.timeout(), Duration::from_secs(2));
         assert_eq!(e.outstanding(), 0);
         assert_eq!(e.timeouts, 1);
+    }
+
+    #[test]
+    fn a_retransmission_slower_than_the_timeout_is_not_timed_out_again_before_it_leaves() {
+        let mut e = EndToEnd::new(Duration::from_millis(400));
+        e.sent(0, Time::ZERO);
+        assert_eq!(e.expired(Time::from_millis(400)), vec![0]);
+        // Sending the whole block again takes 800 ms: no timeout meanwhile.
+        assert_eq!(e.expired(Time::from_millis(1000)), Vec::<u32>::new());
+        assert_eq!(e.poll_timeout(), None);
+        e.sent(0, Time::from_millis(1200));
+        assert_eq!(e.poll_timeout(), Some(Time::from_millis(1600)));
+        // A duplicate report of the same departure does not move the clock.
+        e.sent(0, Time::from_millis(1300));
+        assert_eq!(e.poll_timeout(), Some(Time::from_millis(1600)));
+        assert_eq!(e.expired(Time::from_millis(1600)), vec![0]);
+        assert_eq!(e.timeouts, 2);
     }
 }

@@ -65,7 +65,8 @@ pub struct HopConfig {
     /// `None` turns micro-blocks off.
     pub micro_block: Option<usize>,
     /// Virtual retransmission on an end-to-end timeout (§3.2); when off, a
-    /// timeout resends the block as a fresh transfer from the source.
+    /// timeout sends the whole block again over every hop to the
+    /// destination, whatever the nodes on the way hold.
     pub virtual_retransmission: bool,
     /// The end-to-end timeout before the first block's round trip is known
     /// (§4.2: 60 s); afterwards, the most recent block round trip.
@@ -73,8 +74,10 @@ pub struct HopConfig {
     /// TTL of a virtual retransmission (§4.2: 50 hops).
     pub ttl: u8,
     /// How long a sender waits for a BACK before sending the BSYN again (a
-    /// lost BSYN or BACK, or one withheld). Ours: the paper sends control
-    /// with link ARQ and does not say.
+    /// lost BSYN or BACK, or one withheld) until the hop's round trip is
+    /// measured, and at most afterwards; where the driver does not report
+    /// the link, always. Ours: the paper sends control with link ARQ and
+    /// does not say.
     pub bsyn_retry: Duration,
     /// How long ack withholding waits for the sender it answered before
     /// answering another (ours: a sender that vanished must not block the

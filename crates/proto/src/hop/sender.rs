@@ -24,6 +24,12 @@ pub enum SendKind {
     Micro,
     /// A virtual BSYN first: data only where the next hop lacks it (§3.2).
     Virtual,
+    /// A retransmission with virtual retransmission switched off: the
+    /// whole block as data, whatever the next hop holds (the cost §3.2's
+    /// virtual retransmission saves), then virtual BSYNs, so that a next
+    /// hop that has moved the block on carries the retransmission on to the
+    /// destination instead of answering for it.
+    Resend,
 }
 
 /// What the sender wants sent now.
@@ -74,6 +80,10 @@ pub struct BlockSender {
     /// BSYN may sit behind a whole round of frames in the interface queue,
     /// and every duplicate BSYN draws a BACK).
     unanswered: u32,
+    /// When the BSYN now out is expected to have left the interface queue,
+    /// if it was sent once this round: a BACK to it times the hop's round
+    /// trip (after a repeat, which BSYN a BACK answers is ambiguous).
+    left_at: Option<Time>,
     pub stats: SenderStats,
 }
 
@@ -86,10 +96,11 @@ impl BlockSender {
             peer: FrameBitmap::default(),
             sent: FrameBitmap::default(),
             state: State::Sending,
-            opened: kind == SendKind::Plain,
+            opened: matches!(kind, SendKind::Plain | SendKind::Resend),
             per_txop: per_txop.max(1),
             retry,
             unanswered: 0,
+            left_at: None,
             stats: SenderStats::default(),
         }
     }
@@ -116,7 +127,23 @@ impl BlockSender {
         }
     }
 
+    /// The wait for a BACK before the BSYN is repeated (before doubling):
+    /// the agent sets it from the hop's measured round trip.
+    pub fn set_retry(&mut self, retry: Duration) {
+        self.retry = retry;
+    }
+
+    /// The hop's round trip, if a BACK arriving `now` unambiguously answers
+    /// the BSYN now out (sent once). Call before [`BlockSender::on_back`].
+    pub fn round_trip(&self, now: Time) -> Option<Duration> {
+        match (self.state, self.unanswered, self.left_at) {
+            (State::Awaiting { .. }, 1, Some(left)) => Some(now.saturating_since(left)),
+            _ => None,
+        }
+    }
+
     fn bsyn(&mut self, now: Time) -> SendAction {
+        self.left_at = (self.unanswered == 0).then_some(now);
         let wait = self.retry.saturating_mul(1 << self.unanswered.min(6));
         self.unanswered += 1;
         self.state = State::Awaiting {
@@ -126,7 +153,7 @@ impl BlockSender {
         match self.kind {
             SendKind::Plain => SendAction::Bsyn { micro: false },
             SendKind::Micro => SendAction::Bsyn { micro: true },
-            SendKind::Virtual => SendAction::VirtualBsyn,
+            SendKind::Virtual | SendKind::Resend => SendAction::VirtualBsyn,
         }
     }
 
@@ -174,6 +201,9 @@ impl BlockSender {
     pub fn extend_retry(&mut self, d: Duration) {
         if let State::Awaiting { retry_at } = &mut self.state {
             *retry_at += d;
+        }
+        if let Some(left) = &mut self.left_at {
+            *left += d;
         }
     }
 
@@ -280,6 +310,27 @@ mod tests {
         assert_eq!(s.poll_timeout(), Some(Time::from_millis(300)));
         s.extend_retry(Duration::from_millis(50));
         assert_eq!(s.poll_timeout(), Some(Time::from_millis(350)));
+    }
+
+    #[test]
+    fn only_a_bsyn_sent_once_times_the_hops_round_trip() {
+        let local = BlockBuf::from_data(&[7; 2], 1);
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
+        drain(&mut s, Time::ZERO, &local);
+        // It left the interface queue 10 ms after it was handed over.
+        s.extend_retry(Duration::from_millis(10));
+        assert_eq!(
+            s.round_trip(Time::from_millis(25)),
+            Some(Duration::from_millis(15))
+        );
+        // Repeated: a BACK may answer either copy, so it times nothing.
+        s.poll_transmit(Time::from_millis(110), &local);
+        assert_eq!(s.round_trip(Time::from_millis(120)), None);
+        // The retry the agent sets is the one the next BSYN waits.
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
+        s.set_retry(Duration::from_millis(7));
+        drain(&mut s, Time::ZERO, &local);
+        assert_eq!(s.poll_timeout(), Some(Time::from_millis(7)));
     }
 
     #[test]
@@ -394,6 +445,21 @@ mod tests {
         );
         assert!(s.on_back(FrameBitmap::full(10)));
         assert_eq!(s.stats.frames_sent, 1);
+    }
+
+    #[test]
+    fn a_resend_sends_the_whole_block_then_a_virtual_bsyn() {
+        let local = BlockBuf::from_data(&[1; 7], 1);
+        let mut s = BlockSender::new(SendKind::Resend, 5, RETRY);
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![
+                SendAction::Frames(vec![0, 1, 2, 3, 4]),
+                SendAction::Frames(vec![5, 6]),
+                SendAction::VirtualBsyn
+            ]
+        );
+        assert!(s.on_back(FrameBitmap::full(7)));
     }
 
     #[test]

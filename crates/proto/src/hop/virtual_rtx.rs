@@ -40,14 +40,16 @@ pub fn step(ttl: u8, at_destination: bool) -> VirtualStep {
     }
 }
 
-/// How the source retransmits after an end-to-end timeout: virtually, or
-/// (with the mechanism switched off, for the component breakdown) by
-/// sending the whole block again.
+/// How a retransmission after an end-to-end timeout moves over each hop
+/// of the route: virtually, or (with the mechanism switched off, for the
+/// component breakdown) by sending the whole block again. Either way it
+/// travels to the destination under virtual BSYNs, which is what makes the
+/// destination acknowledge it again end to end.
 pub fn retransmission(virtual_retransmission: bool) -> SendKind {
     if virtual_retransmission {
         SendKind::Virtual
     } else {
-        SendKind::Plain
+        SendKind::Resend
     }
 }
 
@@ -67,6 +69,6 @@ mod tests {
     #[test]
     fn switched_off_it_resends_the_block() {
         assert_eq!(retransmission(true), SendKind::Virtual);
-        assert_eq!(retransmission(false), SendKind::Plain);
+        assert_eq!(retransmission(false), SendKind::Resend);
     }
 }
