@@ -54,7 +54,8 @@ pub struct RcpSender {
     snd_nxt: u64,
     /// Highest data index every sent byte ever reached (for statistics).
     sent_max: u64,
-    /// The receiver's latest cumulative request (data index), for persist.
+    /// The furthest the receiver has asked for (data index), by a
+    /// cumulative request or a pull: whether it waits on the limit.
     last_request: u64,
     /// The limit we last told the receiver.
     told_limit: u64,
@@ -289,10 +290,13 @@ impl RcpSender {
                 self.snd_nxt = self.snd_nxt.max(to);
             }
         }
-        // A cumulative request that reached the limit we told, answered by
-        // nothing: it is a probe (or a window update); tell the limit now.
+        // A cumulative request answered by nothing that reached the limit
+        // we told, or asks for nothing beyond SEG.DEQ (an R²CP pipe's
+        // persist probe: it pulls everything else), is a probe or a window
+        // update; tell the limit now.
         let answered = self.stats.total_packets_sent() > sent_before;
-        if !answered && !r.flags.has(RcpFlags::PUL) && req >= self.told_limit {
+        let probe = req >= self.told_limit || req <= deq;
+        if !answered && !r.flags.has(RcpFlags::PUL) && probe {
             self.control(net, 0, None);
         }
     }
@@ -300,15 +304,11 @@ impl RcpSender {
     fn serve_pull(&mut self, net: &mut dyn Net, b: RequestBlock, sent: &mut Answered) {
         let s = self.space.unwrap(b.start, 1 + self.base).saturating_sub(1);
         let len = b.end.wrapping_sub(b.start) as u64;
-        // Pulls may reach past what was read so far (R²CP, migration).
-        while s + len > self.limit() && !self.app_finished {
-            let before = self.limit();
-            self.cfg.send_buffer = self.cfg.send_buffer.max((s + len - self.base) as usize);
-            self.fill(net);
-            if self.limit() == before {
-                break;
-            }
-        }
+        // A pull reaching the limit we told waits on it, as a cumulative
+        // request there does: a raised limit is announced (R²CP pulls
+        // only). What lies past the limit is not served: the send buffer
+        // keeps its size, and a receiver asks only up to the limit.
+        self.last_request = self.last_request.max(s + len);
         self.cyclic.push(b);
         self.send_range(net, s, s + len, sent);
         if s + len >= self.limit() && self.app_finished && s + len > self.sent_max {
@@ -379,6 +379,10 @@ impl Agent for RcpSender {
             }
             SenderState::SynReceived => {
                 if r.flags.has(RcpFlags::SYN) {
+                    // A repeat of the SYN, or a new pipe from the receiver
+                    // whose previous one died before our SYN+ACK was
+                    // acknowledged: answer the SYN it sent last.
+                    self.peer_space = SeqSpace::new(r.seq);
                     self.send_syn_ack(net);
                     return;
                 }
