@@ -1,5 +1,6 @@
 //! R²CP against the faults issue 21 found in it, end to end in the
-//! simulator: the flow's statistics counting every path's sender.
+//! simulator: a slow sending application, and the flow's statistics
+//! counting every path's sender.
 
 use joulenet_sim::{ParamPoint, RunResult, Scenario};
 
@@ -41,6 +42,28 @@ fn two_servers(proto: &str, app: &str, stop: &str) -> String {
         .replace("PROTO", proto)
         .replace("APP", app)
         .replace("STOP", stop)
+}
+
+/// A 100 kbit/s source for 20 s: RCP delivers its 250 kB; R²CP used to
+/// deliver nothing — its pulls had to cover a whole segment, it had no
+/// persist probe, and the sender announced a raised limit only to a
+/// receiver waiting on a cumulative request, which R²CP never sends.
+#[test]
+fn a_slow_source_flows_through_every_scheduler() {
+    let app = "app = \"cbr\"\nrate = \"100kbps\"\nmessage = 500\nstop = \"20s\"";
+    let rcp = run(&two_servers("rcp", app, "21s"));
+    let rcp_bytes = rcp.flows[0].bytes_delivered;
+    assert!(rcp_bytes >= 240_000, "RCP delivered {rcp_bytes} B");
+    for proto in ["r2cp", "r2cp-s", "r2cp-stripe"] {
+        let r = run(&two_servers(proto, app, "21s"));
+        let f = &r.flows[0];
+        assert!(
+            f.bytes_delivered + 2_000 >= rcp_bytes,
+            "{proto}: {} B of RCP's {rcp_bytes} B",
+            f.bytes_delivered
+        );
+        assert_eq!(f.corrupt_deliveries, 0, "{proto}");
+    }
 }
 
 /// Every delivered byte was sent as data by one of the paths' senders, so
