@@ -10,6 +10,7 @@ use joulenet_wire::rcp::{self, RcpFlags, RcpRepr, RequestBlock};
 
 use super::config::RcpConfig;
 use super::cyclic::CyclicBuffer;
+use super::sent::SentRanges;
 use super::{timer, IP_PROTOCOL};
 use crate::net::{Addr, Agent, AppRead, Net, TransportEvent, TxOpts};
 use crate::stats::TransportStats;
@@ -52,8 +53,10 @@ pub struct RcpSender {
     app_finished: bool,
     /// Data index of the next byte never sent (cumulative mode).
     snd_nxt: u64,
-    /// Highest data index every sent byte ever reached (for statistics).
+    /// Highest data index every sent byte ever reached.
     sent_max: u64,
+    /// What was ever sent at or above SEG.DEQ (data or retransmission).
+    sent: SentRanges,
     /// The furthest the receiver has asked for (data index), by a
     /// cumulative request or a pull: whether it waits on the limit.
     last_request: u64,
@@ -81,6 +84,7 @@ impl RcpSender {
             app_finished: false,
             snd_nxt: 0,
             sent_max: 0,
+            sent: SentRanges::default(),
             last_request: 0,
             told_limit: 0,
             told_fin: false,
@@ -164,15 +168,16 @@ impl RcpSender {
                 );
                 repr.emit(&payload, &mut out);
                 let len = out.len() as u64;
-                if e <= self.sent_max {
+                let new = self.sent.insert(s, e);
+                if new == 0 {
                     self.stats.retransmitted_packets += 1;
                     self.stats.retransmitted_bytes += len;
                 } else {
                     self.stats.data_packets += 1;
                     self.stats.data_bytes += len;
-                    self.stats.payload_bytes += e - s.max(self.sent_max);
-                    self.sent_max = e;
+                    self.stats.payload_bytes += new;
                 }
+                self.sent_max = self.sent_max.max(e);
             }
             None => {
                 repr.emit(&[], &mut out);
@@ -265,6 +270,7 @@ impl RcpSender {
             let free = (deq - self.base).min(self.buffer.len() as u64) as usize;
             self.buffer.drain(..free);
             self.base += free as u64;
+            self.sent.forget_below(self.base);
         }
         self.fill(net);
         let sent_before = self.stats.total_packets_sent();
