@@ -385,6 +385,64 @@ fn more_than_seven_pipes_over_a_life_of_handoffs() {
     m.set_up(1, true);
     m.run_until(END);
     m.complete(bytes);
-    let opened = (0..64).filter(|&k| m.pipe_bytes(k) > 0).count();
-    assert!(opened > 7, "only {opened} pipes ever carried data");
+    let opened = m.agents[0].gauge("pipes_opened").unwrap_or(0.0);
+    assert!(opened > 7.0, "only {opened} pipes opened");
+}
+
+/// A path that fails 5000 times: every outage opens a new pipe when it
+/// comes back, more than the 4096 a connection used to open over its life
+/// (`MAX_PIPES`, two timer ids per pipe); after that, every outage stopped
+/// the path for good. Slots of dead pipes are now reused, so the pipes
+/// never need more than one slot per path.
+#[test]
+fn a_path_survives_any_number_of_outages() {
+    let bytes = 60_000_000;
+    let mut c = cfg(Scheduler::Rank, true);
+    c.poll = Duration::from_millis(10);
+    let mut m = Mesh::new(c, bytes, vec![(1, 5), (1, 5)]);
+    m.start();
+    let mut t = Time::ZERO;
+    for _ in 0..5000 {
+        t += Duration::from_millis(30);
+        m.run_until(t);
+        m.set_up(2, false);
+        t += Duration::from_millis(30);
+        m.run_until(t);
+        m.set_up(2, true);
+    }
+    let opened = m.agents[0].gauge("pipes_opened").unwrap_or(0.0);
+    assert!(opened > 5000.0, "{opened} pipes opened");
+    assert!(m.agents[0].gauge("pipe_slots").unwrap_or(0.0) <= 2.0);
+    // Path 1 fails for good: the path that failed 5000 times carries on.
+    m.set_up(1, false);
+    let before = m.hosts[0].received;
+    m.run_until(t + Duration::from_secs(5));
+    let after = m.hosts[0].received;
+    assert!(
+        after - before > 400_000,
+        "{} B in 5 s over the second path alone",
+        after - before
+    );
+}
+
+/// A new pipe's first RTT is its opening exchange (SYN → SYN+ACK), not the
+/// 1 s initial RTO it used until its first data sample: rank scheduling
+/// reads it from the first request on.
+#[test]
+fn a_new_pipe_takes_its_rtt_from_the_opening_exchange() {
+    let mut m = Mesh::new(
+        cfg(Scheduler::Rank, true),
+        1_000_000,
+        vec![(4, 15), (4, 40)],
+    );
+    m.start();
+    let srtt = |m: &Mesh, k: usize| m.agents[0].gauge(&format!("pipe_srtt_ms_{k}")).unwrap();
+    // Each pipe is open, and no data has come back through it yet (its
+    // first REQ left when it opened; the data needs another round trip).
+    m.run_until(Time::from_millis(45));
+    assert_eq!(m.hosts[0].received, 0);
+    assert!((30.0..31.0).contains(&srtt(&m, 0)), "{}", srtt(&m, 0));
+    m.run_until(Time::from_millis(85));
+    assert_eq!(m.pipe_bytes(1), 0);
+    assert!((80.0..81.0).contains(&srtt(&m, 1)), "{}", srtt(&m, 1));
 }

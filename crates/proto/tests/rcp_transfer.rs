@@ -714,3 +714,53 @@ fn no_req_is_answered_with_a_segment_twice_at_20_percent_loss() {
     }
     assert_eq!(repeats.get(), 0);
 }
+
+/// A pull far beyond the sender's limit (an R²CP pipe asking ahead of
+/// what the sender offered) is not served by reading the application
+/// further: the send buffer keeps its size. It used to grow for good to
+/// reach the pull, here to 3 MB for a 64 KiB buffer.
+#[test]
+fn a_pull_past_the_limit_does_not_grow_the_send_buffer() {
+    use joulenet_wire::rcp::RcpRepr;
+    let cfg = RcpConfig {
+        send_buffer: 64 * 1024,
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 5_000_000);
+    let isn: std::rc::Rc<std::cell::Cell<Option<u32>>> = Default::default();
+    let seen = isn.clone();
+    p.raw_script = Box::new(move |dir, _, pkt| {
+        let (flags, seq, _) = kind(pkt);
+        if dir == SENDER && flags.has(RcpFlags::SYN) {
+            seen.set(Some(seq));
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_cond(LIMIT, |p| p.hosts[RECEIVER].app.received > 0));
+    let data_seq = |i: u64| isn.get().unwrap().wrapping_add(1 + i as u32);
+    let pull = RcpRepr {
+        src_port: 5000,
+        dst_port: 5000,
+        seq: data_seq(3_000_000),
+        ack: data_seq(0),
+        flags: RcpFlags(RcpFlags::REQ | RcpFlags::ACK | RcpFlags::PUL),
+        length: MSS as u16,
+        ..RcpRepr::default()
+    };
+    let mut out = Vec::new();
+    pull.emit(&[], &mut out);
+    let sent = p.agents[SENDER].stats().data_packets;
+    let from = p.hosts[RECEIVER].addr;
+    p.agents[SENDER].on_packet(&mut p.hosts[SENDER], from, &out);
+    p.flush(SENDER);
+    let buffered = p.agents[SENDER].gauge("snd_buf").unwrap();
+    assert!(buffered <= 64.0 * 1024.0, "send buffer {buffered} B");
+    assert_eq!(
+        p.agents[SENDER].stats().data_packets,
+        sent,
+        "nothing past the limit"
+    );
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+}

@@ -1,13 +1,15 @@
 //! The RCP receiver's congestion window follows the TCP sender's rules
 //! exactly: driven through the same loss pattern, both with the shared
 //! NewReno controller, they pass through the same (cwnd, ssthresh) states
-//! in the same order.
+//! in the same order. So does the pipe of a one-path R²CP connection: the
+//! pipes run the RCP receiver's window rules.
 
 mod common;
 
 use std::collections::HashSet;
 
 use common::pair::{Fate, RECEIVER, SENDER};
+use joulenet_proto::r2cp::{PathSpec, R2cpConfig, R2cpReceiver};
 use joulenet_proto::rcp::{RcpConfig, RcpReceiver, RcpSender};
 use joulenet_proto::tcp::{TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::{Addr, Time};
@@ -96,13 +98,35 @@ fn rcp_states(lost: &'static [u64]) -> Vec<(u64, u64)> {
     window_states(p, RECEIVER, rcp_data, lost)
 }
 
+/// R²CP with one path: its one pipe runs the RCP receiver's window.
+fn r2cp_states(lost: &'static [u64]) -> Vec<(u64, u64)> {
+    let cfg = R2cpConfig {
+        rcp: RcpConfig::default(),
+        paths: vec![PathSpec::to(Addr::new(0, 5000))],
+        ..R2cpConfig::default()
+    };
+    let p = Pair::with_agents(
+        Box::new(RcpSender::listen(cfg.rcp.clone())),
+        Box::new(R2cpReceiver::new(cfg)),
+        BYTES,
+    );
+    // Before its pipe opens the connection has no window at all.
+    let mut states = window_states(p, RECEIVER, rcp_data, lost);
+    states.retain(|&s| s != (0, 0));
+    states
+}
+
 fn assert_same(lost: &'static [u64]) {
-    let (t, r) = (tcp_states(lost), rcp_states(lost));
+    assert_states(lost, tcp_states(lost), rcp_states(lost));
+    assert_states(lost, tcp_states(lost), r2cp_states(lost));
+}
+
+fn assert_states(lost: &'static [u64], t: Vec<(u64, u64)>, r: Vec<(u64, u64)>) {
     let first_difference = t.iter().zip(&r).position(|(a, b)| a != b);
     assert!(
         first_difference.is_none() && t.len() == r.len(),
         "loss pattern {lost:?}: states differ at step {first_difference:?} \
-         (TCP {} states, RCP {})\nTCP {:?}\nRCP {:?}",
+         (TCP {} states, receiver {})\nTCP {:?}\nreceiver {:?}",
         t.len(),
         r.len(),
         &t[first_difference.unwrap_or(0).saturating_sub(2)

@@ -17,12 +17,15 @@
 //! newest path), `rate_limit` (token bucket rate; the first path spends
 //! first), `bucket` (its depth, 16 segments), `recv_buffer` (256 KiB),
 //! `stripe_block` (segments per stripe, 8), `mss`, `initial_window`,
-//! `min_rto`.
+//! `min_rto`, `controller` (every pipe's congestion controller, `"newreno"`
+//! or `"stp"`; default `"newreno"`). A `paths` entry may name its own
+//! `controller`, which overrides it for that path's pipes: the paper's
+//! per-interface congestion control (§4.1.1).
 
 use std::any::Any;
 
 use joulenet_proto::r2cp::{PathSpec, R2cpConfig, R2cpReceiver, Scheduler, TokenBucket};
-use joulenet_proto::rcp::RcpSender;
+use joulenet_proto::rcp::{RcpController, RcpSender};
 use joulenet_proto::{Addr, Agent, ConfigError, NodeId};
 use toml::Value;
 
@@ -76,6 +79,8 @@ pub struct SharedPath {
     /// The receiver's neighbour the path leaves through (pinned by policy
     /// routes); `None`: the ordinary route.
     pub via: Option<NodeId>,
+    /// The path's congestion controller; `None`: the flow's.
+    pub controller: Option<RcpController>,
 }
 
 fn named(scheduler: Scheduler) -> R2cpSpec {
@@ -168,7 +173,23 @@ fn configure(flow: &Reader, s: &mut R2cpSpec) -> Result<()> {
     if let Some(d) = t.duration("min_rto")? {
         c.rcp.min_rto = d;
     }
+    if let Some(cc) = controller(&t, "controller")? {
+        c.rcp.controller = cc;
+    }
     t.finish()
+}
+
+/// A congestion controller by name: the pipes' default, or one path's.
+fn controller(t: &Reader, key: &str) -> Result<Option<RcpController>> {
+    match t.str(key)? {
+        None => Ok(None),
+        Some("newreno") => Ok(Some(RcpController::NewReno)),
+        Some("stp") => Ok(Some(RcpController::Stp)),
+        Some(other) => Err(t.error(
+            key,
+            format!("unknown controller \"{other}\" (expected \"newreno\" or \"stp\")"),
+        )),
+    }
 }
 
 /// Paths one R²CP connection may list (each its own pipe and sender).
@@ -199,8 +220,13 @@ fn resolve(flow: &Reader, s: &mut R2cpSpec, names: &[String]) -> Result<()> {
             } else {
                 None
             };
+            let controller = controller(&r, "controller")?;
             r.finish()?;
-            s.paths.push(SharedPath { server, via });
+            s.paths.push(SharedPath {
+                server,
+                via,
+                controller,
+            });
         }
         return Ok(());
     }
@@ -287,25 +313,33 @@ fn check(flow: &Reader, s: &R2cpSpec, place: &Placement) -> Result<()> {
                 ));
             }
         }
-        if s.paths[..i].contains(p) {
+        if s.paths[..i]
+            .iter()
+            .any(|q| (q.server, q.via) == (p.server, p.via))
+        {
             return Err(r.error("server", "the same server through the same interface twice"));
         }
     }
     Ok(())
 }
 
-/// The paths' senders: (sender address, pinned neighbour of the receiver).
-fn senders(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Option<NodeId>)> {
+/// The paths: each sender's address, the receiver's neighbour it is
+/// pinned to, and its own controller.
+fn senders(s: &R2cpSpec, client: Addr) -> Vec<PathSpec> {
     if s.paths.is_empty() {
         return std::iter::once(client.node)
             .chain(s.servers.iter().copied())
-            .map(|n| (Addr::new(n, client.port), None))
+            .map(|n| PathSpec::to(Addr::new(n, client.port)))
             .collect();
     }
     s.paths
         .iter()
         .enumerate()
-        .map(|(i, p)| (Addr::new(p.server, client.port + i as u16), p.via))
+        .map(|(i, p)| PathSpec {
+            sender: Addr::new(p.server, client.port + i as u16),
+            via: p.via,
+            controller: p.controller,
+        })
         .collect()
 }
 
@@ -314,16 +348,13 @@ fn senders(s: &R2cpSpec, client: Addr) -> Vec<(Addr, Option<NodeId>)> {
 fn pinned(s: &R2cpSpec, client: Addr) -> Vec<(Addr, NodeId)> {
     senders(s, client)
         .into_iter()
-        .filter_map(|(a, via)| Some((a, via?)))
+        .filter_map(|p| Some((p.sender, p.via?)))
         .collect()
 }
 
 fn agents(s: &R2cpSpec, client: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
     let mut cfg = s.cfg.clone();
-    cfg.paths = senders(s, client)
-        .into_iter()
-        .map(|(sender, via)| PathSpec { sender, via })
-        .collect();
+    cfg.paths = senders(s, client);
     (
         Box::new(RcpSender::listen(cfg.rcp.clone())),
         Box::new(R2cpReceiver::new(cfg)),
@@ -335,7 +366,7 @@ fn extra_addrs(s: &R2cpSpec, client: Addr) -> Vec<Addr> {
     senders(s, client)
         .into_iter()
         .skip(1)
-        .map(|(a, _)| a)
+        .map(|p| p.sender)
         .collect()
 }
 

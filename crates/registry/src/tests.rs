@@ -148,6 +148,22 @@ fn options_errors_name_the_key() {
             "flow.tcp.dupack_threshold",
         ),
         ("udp", "[tcp]\nmss = 1000", "flow.tcp"),
+        (
+            "r2cp",
+            "[r2cp]\ncontroller = \"cubic\"",
+            "flow.r2cp.controller",
+        ),
+        ("r2cp-s", "[r2cp]\ncontroller = 1", "flow.r2cp.controller"),
+        (
+            "r2cp",
+            "[r2cp]\npaths = [{ server = \"a\" }, { server = \"b\", controller = \"vegas\" }]",
+            "flow.r2cp.paths[1].controller",
+        ),
+        (
+            "r2cp",
+            "[r2cp]\npaths = [{ server = \"a\", cc = \"stp\" }, { server = \"b\" }]",
+            "flow.r2cp.paths[0].cc",
+        ),
     ];
     for (name, text, key) in cases {
         let err = configure(name, text).expect_err(text);
@@ -172,4 +188,24 @@ fn options_reach_the_configuration() {
     let spec = configure("wwp", "[wwp]\ngradual_resume = true").unwrap();
     let w = spec.config_as::<joulenet_proto::wwp::WwpConfig>().unwrap();
     assert!(w.gradual_resume);
+}
+
+/// R²CP's per-interface congestion control (§4.1.1): a path's own
+/// controller, else the flow's `controller`, else NewReno.
+#[test]
+fn r2cp_controllers_reach_each_path() {
+    use joulenet_proto::rcp::RcpController;
+    let spec = configure(
+        "r2cp",
+        "[r2cp]\ncontroller = \"stp\"\npaths = [{ server = \"a\" }, \
+         { server = \"b\", via = \"c\", controller = \"newreno\" }]",
+    )
+    .unwrap();
+    let r = spec.config_as::<crate::r2cp::R2cpSpec>().unwrap();
+    assert_eq!(r.cfg.rcp.controller, RcpController::Stp);
+    let per_path: Vec<_> = r.paths.iter().map(|p| p.controller).collect();
+    assert_eq!(per_path, vec![None, Some(RcpController::NewReno)]);
+    let spec = configure("r2cp-s", "[r2cp]\nservers = [\"b\"]").unwrap();
+    let r = spec.config_as::<crate::r2cp::R2cpSpec>().unwrap();
+    assert_eq!(r.cfg.rcp.controller, RcpController::NewReno);
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use joulenet_channel::radio::EnergyReport;
-use joulenet_proto::Time;
+use joulenet_proto::{Time, TransportStats};
 use serde::Serialize;
 
 use crate::medium::MediumStats;
@@ -187,10 +187,8 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
     let spec = &sim.spec.flows[f];
     let (c, s) = sim.flow_agents[f];
     let (client, server) = (&sim.endpoints[c as usize], &sim.endpoints[s as usize]);
-    let (cs, ss) = (
-        sim.agents[c as usize].stats(),
-        sim.agents[s as usize].stats(),
-    );
+    let cs = &sending_stats(sim, f);
+    let ss = sim.agents[s as usize].stats();
     let start = Time::ZERO + spec.start;
     let sink = &server.sink;
     let requested = spec.app.total_bytes();
@@ -249,6 +247,18 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
         corrupt_deliveries: sink.corrupt_deliveries + client.sink.corrupt_deliveries,
         aborted: client.aborted_at.is_some() || server.aborted_at.is_some(),
     }
+}
+
+/// The sending side's counters: the flow's client and every extra agent
+/// that sends for it (R²CP's senders beyond the first path's), so a flow's
+/// bytes and packets are all of its traffic whichever path carried it.
+fn sending_stats(sim: &Simulation, f: usize) -> TransportStats {
+    let (c, _) = sim.flow_agents[f];
+    let mut stats = sim.agents[c as usize].stats().clone();
+    for &a in &sim.flow_extra[f] {
+        stats.add(sim.agents[a as usize].stats());
+    }
+    stats
 }
 
 fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> NodeResult {

@@ -5,119 +5,50 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use joulenet_wire::rcp::{self, RcpFlags, RcpRepr};
 
+use super::config::{R2cpConfig, Scheduler};
+use super::pending::{Pending, Reach};
 use super::pipe::{Pipe, PipeState};
-use crate::net::{Addr, Agent, Net, NodeId, TimerId, TransportEvent};
-use crate::rcp::config::RcpConfig;
+use crate::net::{Addr, Agent, Net, TimerId, TransportEvent};
 use crate::stats::TransportStats;
 use crate::tcp::reassembly::Reassembly;
 use crate::tcp::seq::SeqSpace;
 use crate::time::{Duration, Time};
 use crate::timer::TimerTable;
 
-/// How a pipe with room is given data.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum Scheduler {
-    /// R²CP: the segment whose arrival through this pipe keeps order.
-    #[default]
-    Rank,
-    /// R²CP-s: first come, first served (the next unbound segment).
-    Fcfs,
-    /// Application-level striping: blocks of this many segments are dealt
-    /// to the paths round robin, each path fetching its own in order.
-    Stripe(u32),
-}
-
-/// A path of the connection: a sender reached through the interface the
-/// route to it uses, or through the neighbour `via` when the network pins
-/// the path to an interface (two paths to the same server: the driver
-/// routes each pipe by its ports, and `via` is whose link tells whether
-/// the path is up).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct PathSpec {
-    pub sender: Addr,
-    pub via: Option<NodeId>,
-}
-
-impl PathSpec {
-    /// A path over the route to `sender`.
-    pub fn to(sender: Addr) -> PathSpec {
-        PathSpec { sender, via: None }
-    }
-}
-
-/// Policy aggregation (§4.4.3): tokens at `rate_bps`, consumed on binding;
-/// the first path spends first, later paths only what it leaves.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct TokenBucket {
-    pub rate_bps: u64,
-    pub depth_bytes: u64,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct R2cpConfig {
-    /// Per-pipe settings (MSS, initial window, RTOs, dupthresh, controller)
-    /// and the connection's receive buffer (`recv_buffer`).
-    pub rcp: RcpConfig,
-    pub paths: Vec<PathSpec>,
-    pub scheduler: Scheduler,
-    /// Use every live path at once; otherwise only the newest takes new
-    /// bindings (handoff) and older pipes retire.
-    pub aggregate: bool,
-    pub token_bucket: Option<TokenBucket>,
-    /// How often paths are checked for coming up or going down.
-    pub poll: Duration,
-}
-
-impl Default for R2cpConfig {
-    fn default() -> R2cpConfig {
-        R2cpConfig {
-            rcp: RcpConfig {
-                recv_buffer: 256 * 1024,
-                ..RcpConfig::default()
-            },
-            paths: Vec::new(),
-            scheduler: Scheduler::Rank,
-            aggregate: true,
-            token_bucket: None,
-            poll: Duration::from_millis(50),
-        }
-    }
-}
-
-/// Most pipes one connection opens over its life (two timers each, so the
-/// timer ids stay within `u16`): a bound against a path flapping for ever,
-/// far above what handoffs and migrations need.
-pub const MAX_PIPES: usize = 4096;
 const POLL: TimerId = TimerId(0);
 const TOKENS: TimerId = TimerId(1);
+/// Timers per pipe slot: handshake, retransmission, persist. A slot is
+/// reused once its pipe is dead, and a path has at most one pipe that is
+/// not, so the ids stay below 2 + 3 × paths whatever the outages.
+const PIPE_TIMERS: u16 = 3;
 fn handshake_timer(k: usize) -> TimerId {
-    TimerId(2 + 2 * k as u16)
+    TimerId(2 + PIPE_TIMERS * k as u16)
 }
 fn rto_timer(k: usize) -> TimerId {
-    TimerId(3 + 2 * k as u16)
+    TimerId(3 + PIPE_TIMERS * k as u16)
+}
+fn persist_timer(k: usize) -> TimerId {
+    TimerId(4 + PIPE_TIMERS * k as u16)
 }
 
 pub struct R2cpReceiver {
-    /// POLL, TOKENS, then a handshake and an RTO timer per pipe.
+    /// POLL, TOKENS, then the timers of each pipe slot.
     timers: TimerTable,
     cfg: R2cpConfig,
     port: u16,
+    /// Pipe slots; a dead pipe's slot takes the next pipe opened.
     pipes: Vec<Pipe>,
-    /// Per path: its current pipe.
-    path_pipe: Vec<Option<usize>>,
+    /// Pipes opened over the connection's life.
+    pipes_opened: u64,
     reasm: Reassembly,
     rcv_nxt: u64,
     /// Segment starts held out of order.
     have: BTreeSet<u64>,
-    /// Next segment never bound to any pipe.
-    frontier: u64,
-    /// Segments below the frontier never bound (skipped by rank).
-    skipped: BTreeSet<u64>,
-    /// Segments whose binding was lost.
-    holes: BTreeSet<u64>,
-    /// Global start -> pipe currently asked for it.
+    /// Data bound to no pipe (the paper's `pending`).
+    pending: Pending,
+    /// Global start -> pipe currently asked for it (the paper's `binding`;
+    /// each pipe maps its local sequence numbers).
     bound: BTreeMap<u64, usize>,
-    end: Option<u64>,
     tokens: f64,
     tokens_at: Time,
     finished: bool,
@@ -131,21 +62,17 @@ pub struct R2cpReceiver {
 
 impl R2cpReceiver {
     pub fn new(cfg: R2cpConfig) -> R2cpReceiver {
-        let n = cfg.paths.len();
         let tokens = cfg.token_bucket.map_or(0.0, |t| t.depth_bytes as f64);
         R2cpReceiver {
+            pending: Pending::new(cfg.rcp.mss as u64),
             cfg,
             port: 0,
             pipes: Vec::new(),
-            path_pipe: vec![None; n],
+            pipes_opened: 0,
             reasm: Reassembly::default(),
             rcv_nxt: 0,
             have: BTreeSet::new(),
-            frontier: 0,
-            skipped: BTreeSet::new(),
-            holes: BTreeSet::new(),
             bound: BTreeMap::new(),
-            end: None,
             tokens,
             tokens_at: Time::ZERO,
             finished: false,
@@ -162,7 +89,7 @@ impl R2cpReceiver {
         self.cfg.rcp.mss as u64
     }
 
-    /// Bytes received through each pipe so far, in opening order.
+    /// Bytes received through the pipe in each slot so far.
     pub fn pipe_bytes(&self) -> Vec<u64> {
         self.pipes.iter().map(|p| p.bytes).collect()
     }
@@ -170,11 +97,6 @@ impl R2cpReceiver {
     /// Share of arrivals that found the receive buffer ≥ 75 % full.
     pub fn buffer_75_share(&self) -> f64 {
         self.arrivals_buffer_75 as f64 / self.arrivals.max(1) as f64
-    }
-
-    fn seg_end(&self, start: u64) -> u64 {
-        let e = start + self.mss();
-        self.end.map_or(e, |end| e.min(end))
     }
 
     fn path_up(&self, net: &mut dyn Net, path: usize) -> bool {
@@ -185,15 +107,20 @@ impl R2cpReceiver {
             .is_some_and(|l| l.up)
     }
 
+    /// The path's pipe that is not dead, if any.
+    fn pipe_of(&self, path: usize) -> Option<usize> {
+        self.pipes
+            .iter()
+            .position(|p| p.path == path && p.state != PipeState::Dead)
+    }
+
     fn poll_paths(&mut self, net: &mut dyn Net) {
         if self.finished {
             return;
         }
         for path in 0..self.cfg.paths.len() {
-            let up = self.path_up(net, path);
-            let current = self.path_pipe[path].filter(|&k| self.pipes[k].state != PipeState::Dead);
-            match (up, current) {
-                (true, None) if self.pipes.len() < MAX_PIPES => self.open_pipe(net, path),
+            match (self.path_up(net, path), self.pipe_of(path)) {
+                (true, None) => self.open_pipe(net, path),
                 (false, Some(k)) => self.kill_pipe(net, k),
                 _ => {}
             }
@@ -201,42 +128,61 @@ impl R2cpReceiver {
         self.timers.set(POLL, net.now() + self.cfg.poll);
     }
 
+    /// A new pipe for `path`, in a dead pipe's slot if there is one.
     fn open_pipe(&mut self, net: &mut dyn Net, path: usize) {
-        let k = self.pipes.len();
+        let spec = self.cfg.paths[path];
+        let controller = spec.controller.unwrap_or(self.cfg.rcp.controller);
         let isn = net.rng().next_u32();
-        let pipe = Pipe::new(path, self.cfg.paths[path].sender, &self.cfg.rcp, isn);
-        let syn = pipe.syn();
-        pipe.send(net, self.port, syn, &mut self.stats);
-        self.pipes.push(pipe);
-        self.path_pipe[path] = Some(k);
+        let mut pipe = Pipe::new(path, spec.sender, &self.cfg.rcp, controller, isn);
+        pipe.syn_sent_at = net.now();
+        pipe.send(net, self.port, pipe.syn(), &mut self.stats);
+        let k = match self.pipes.iter().position(|p| p.state == PipeState::Dead) {
+            Some(k) => {
+                self.pipes[k] = pipe;
+                k
+            }
+            None => {
+                self.pipes.push(pipe);
+                self.pipes.len() - 1
+            }
+        };
+        self.pipes_opened += 1;
+        self.timers.cancel(rto_timer(k));
+        self.timers.cancel(persist_timer(k));
         let at = net.now() + self.pipes[k].rtt.rto();
         self.timers.set(handshake_timer(k), at);
     }
 
-    /// The pipe's path went down: its requests go back to the engine.
-    fn kill_pipe(&mut self, net: &mut dyn Net, k: usize) {
+    /// The pipe ends: its timers stop and its requests go back to the
+    /// engine.
+    fn end_pipe(&mut self, k: usize) {
         self.pipes[k].state = PipeState::Dead;
         self.timers.cancel(handshake_timer(k));
         self.timers.cancel(rto_timer(k));
+        self.timers.cancel(persist_timer(k));
         let lost = self.pipes[k].unbind_all();
         self.return_holes(k, lost);
+    }
+
+    /// The pipe's path went down.
+    fn kill_pipe(&mut self, net: &mut dyn Net, k: usize) {
+        self.end_pipe(k);
         self.fill_all(net, None);
     }
 
     fn return_holes(&mut self, k: usize, ranges: Vec<(u64, u64)>) {
-        for (s, _) in ranges {
+        for (s, e) in ranges {
             if self.bound.get(&s) == Some(&k) {
                 self.bound.remove(&s);
             }
             if s >= self.rcv_nxt && !self.have.contains(&s) && !self.bound.contains_key(&s) {
-                self.holes.insert(s);
+                self.pending.release(s, e);
             }
         }
     }
 
     fn on_established(&mut self, net: &mut dyn Net, k: usize) {
-        self.pipes[k].state = PipeState::Open;
-        self.pipes[k].tries = 0;
+        self.pipes[k].established(net.now(), &mut self.stats);
         self.timers.cancel(handshake_timer(k));
         if self.pipes.iter().filter(|p| p.alive()).count() == 1 {
             net.event(TransportEvent::Established);
@@ -278,7 +224,7 @@ impl R2cpReceiver {
         if let Some(tb) = self
             .cfg
             .token_bucket
-            .filter(|_| self.pipes.iter().any(|p| p.room()) && self.has_unbound())
+            .filter(|_| self.pipes.iter().any(|p| p.room()) && self.pending.has_any())
         {
             let need = (self.mss() as f64 - self.tokens).max(1.0);
             let wait = Duration::from_secs_f64(need * 8.0 / tb.rate_bps.max(1) as f64);
@@ -286,24 +232,16 @@ impl R2cpReceiver {
         }
     }
 
-    fn has_unbound(&self) -> bool {
-        !self.holes.is_empty()
-            || !self.skipped.is_empty()
-            || self.end.is_none_or(|e| self.frontier < e)
-    }
-
     fn retire(&mut self) {
         for k in 0..self.pipes.len() {
             if self.pipes[k].state == PipeState::Retiring && self.pipes[k].reqs.is_empty() {
-                self.pipes[k].state = PipeState::Dead;
-                self.timers.cancel(rto_timer(k));
+                self.end_pipe(k);
             }
         }
     }
 
     fn fill(&mut self, net: &mut dyn Net, k: usize) {
         let now = net.now();
-        let horizon = self.rcv_nxt + self.cfg.rcp.recv_buffer as u64;
         while self.pipes[k].room() {
             if self.cfg.token_bucket.is_some() {
                 // A later path may spend only what leaves the first one a
@@ -313,79 +251,39 @@ impl R2cpReceiver {
                     break;
                 }
             }
-            let Some(g) = self.choose(k, horizon) else {
+            let Some((g, e)) = self.choose(k) else {
                 break;
             };
-            let e = self.seg_end(g);
             if self.cfg.token_bucket.is_some() {
                 self.tokens -= (e - g) as f64;
             }
             self.bind(net, k, g, e, now);
         }
+        self.update_persist(net, k);
     }
 
-    /// The global segment pipe `k` should ask for next, if any.
-    fn choose(&mut self, k: usize, horizon: u64) -> Option<u64> {
-        let mss = self.mss();
-        let limit = self.pipes[k].limit;
-        let fits = |s: u64, end: Option<u64>| {
-            let e = end.map_or(s + mss, |x| (s + mss).min(x));
-            s < end.unwrap_or(u64::MAX) && e <= horizon && e <= limit
+    /// The global range pipe `k` should ask for next, if any.
+    fn choose(&mut self, k: usize) -> Option<(u64, u64)> {
+        let reach = Reach {
+            horizon: self.rcv_nxt + self.cfg.rcp.recv_buffer as u64,
+            limit: self.pipes[k].limit,
         };
         // Holes first, lowest first.
-        while let Some(&h) = self.holes.iter().next() {
-            if h < self.rcv_nxt || self.have.contains(&h) {
-                self.holes.remove(&h);
-                continue;
-            }
-            if fits(h, self.end) {
-                self.holes.remove(&h);
-                return Some(h);
-            }
-            break;
+        let (rcv_nxt, have) = (self.rcv_nxt, &self.have);
+        if let Some(hole) = self
+            .pending
+            .take_hole(reach, |s, _| s < rcv_nxt || have.contains(&s))
+        {
+            return Some(hole);
         }
-        let rank = match self.cfg.scheduler {
-            Scheduler::Fcfs => 0,
-            Scheduler::Rank => self.rank(k),
-            Scheduler::Stripe(block) => return self.stripe(k, block.max(1) as u64, horizon),
-        };
-        // The rank-th unbound segment (skipped ones first, then the
-        // frontier), or the last one that fits.
-        let mut chosen = None;
-        let mut index = 0;
-        for &s in self.skipped.iter() {
-            if !fits(s, self.end) {
-                break;
+        match self.cfg.scheduler {
+            Scheduler::Fcfs => self.pending.take_rank(0, reach),
+            Scheduler::Rank => {
+                let rank = self.rank(k);
+                self.pending.take_rank(rank, reach)
             }
-            chosen = Some(s);
-            if index == rank {
-                break;
-            }
-            index += 1;
+            Scheduler::Stripe(block) => self.stripe(k, block.max(1) as u64, reach),
         }
-        if chosen.is_none() || index < rank {
-            let mut s = self.frontier;
-            while fits(s, self.end) {
-                chosen = Some(s);
-                if index == rank {
-                    break;
-                }
-                index += 1;
-                s += mss;
-            }
-        }
-        let c = chosen?;
-        if c >= self.frontier {
-            let mut s = self.frontier;
-            while s < c {
-                self.skipped.insert(s);
-                s += mss;
-            }
-            self.frontier = c + mss;
-        } else {
-            self.skipped.remove(&c);
-        }
-        Some(c)
     }
 
     /// Segments other pipes will have requested, in arrival order, ahead of
@@ -407,7 +305,7 @@ impl R2cpReceiver {
     }
 
     /// Application-level striping: path `i` owns blocks i, i + n, …
-    fn stripe(&mut self, k: usize, block: u64, horizon: u64) -> Option<u64> {
+    fn stripe(&mut self, k: usize, block: u64, reach: Reach) -> Option<(u64, u64)> {
         let mss = self.mss();
         // Blocks are dealt among the pipes taking bindings now, in path
         // order, so a path that is down or retired strands nothing.
@@ -424,46 +322,22 @@ impl R2cpReceiver {
             .iter()
             .position(|&p| p == self.pipes[k].path)
             .unwrap_or(0) as u64;
-        let limit = self.pipes[k].limit;
-        let owns = |s: u64| (s / mss / block) % n == path;
-        let ok = |s: u64, end: Option<u64>| {
-            let e = end.map_or(s + mss, |x| (s + mss).min(x));
-            s < end.unwrap_or(u64::MAX) && e <= horizon && e <= limit
-        };
-        if let Some(&s) = self.skipped.iter().find(|&&s| owns(s)) {
-            if ok(s, self.end) {
-                self.skipped.remove(&s);
-                return Some(s);
-            }
-            return None;
-        }
-        let mut s = self.frontier;
-        while !owns(s) {
-            s += mss;
-        }
-        if !ok(s, self.end) {
-            return None;
-        }
-        let mut t = self.frontier;
-        while t < s {
-            self.skipped.insert(t);
-            t += mss;
-        }
-        self.frontier = s + mss;
-        Some(s)
+        self.pending
+            .take_owned(reach, |s| (s / mss / block) % n == path)
+    }
+
+    /// SEG.WND of our REQs: the free receive buffer, in 64-byte units.
+    fn window(&self) -> u16 {
+        (self.cfg.rcp.recv_buffer.saturating_sub(self.reasm.bytes()) / 64).min(u16::MAX as usize)
+            as u16
     }
 
     fn bind(&mut self, net: &mut dyn Net, k: usize, g: u64, e: u64, now: Time) {
-        let window = (self.cfg.rcp.recv_buffer.saturating_sub(self.reasm.bytes()) / 64)
-            .min(u16::MAX as usize) as u16;
+        let window = self.window();
         let rcv_nxt = self.rcv_nxt;
-        let p = &mut self.pipes[k];
-        let local = p.local_nxt;
-        p.local_nxt += e - g;
-        p.reqs.request(local, local + (e - g), now);
-        p.bound.insert(local, (g, e));
-        p.by_global.insert(g, local);
         self.bound.insert(g, k);
+        let p = &mut self.pipes[k];
+        p.bind(g, e, now);
         let r = p.pull(g, e, rcv_nxt, window);
         let p = &self.pipes[k];
         p.send(net, self.port, r, &mut self.stats);
@@ -478,19 +352,67 @@ impl R2cpReceiver {
         self.timers.set(rto_timer(k), at);
     }
 
+    /// Whether pipe `k` waits on its sender's request limit: open, nothing
+    /// outstanding, data left to bind, and the limit at or below the
+    /// frontier (what a slow source has not produced yet).
+    fn blocked_by_limit(&self, k: usize) -> bool {
+        let p = &self.pipes[k];
+        p.state == PipeState::Open
+            && p.reqs.is_empty()
+            && !self.finished
+            && self.pending.has_any()
+            && p.limit <= self.pending.frontier()
+    }
+
+    /// TCP's persist timer, at the receiver: a pipe blocked by its
+    /// sender's limit probes it, with back-off, so a raised limit whose
+    /// announcement was lost (or never sent) is learnt.
+    fn update_persist(&mut self, net: &mut dyn Net, k: usize) {
+        if !self.blocked_by_limit(k) {
+            self.timers.cancel(persist_timer(k));
+            return;
+        }
+        if !self.timers.is_armed(persist_timer(k)) {
+            let at = net.now() + self.persist_wait(k);
+            self.timers.set(persist_timer(k), at);
+        }
+    }
+
+    fn persist_wait(&self, k: usize) -> Duration {
+        let p = &self.pipes[k];
+        p.rtt
+            .rto()
+            .saturating_mul(1 << p.persist_backoff.min(6))
+            .min(self.cfg.rcp.max_rto)
+    }
+
+    fn on_persist(&mut self, net: &mut dyn Net, k: usize) {
+        if !self.blocked_by_limit(k) {
+            return;
+        }
+        let r = self.pipes[k].probe(self.rcv_nxt, self.window());
+        self.pipes[k].send(net, self.port, r, &mut self.stats);
+        self.pipes[k].persist_backoff += 1;
+        let at = net.now() + self.persist_wait(k);
+        self.timers.set(persist_timer(k), at);
+    }
+
+    /// SND.LIM (and the end of the stream with FIN) from any packet.
+    fn absorb_limit(&mut self, k: usize, r: &RcpRepr) {
+        if !r.flags.has(RcpFlags::LIM) {
+            return;
+        }
+        let p = &mut self.pipes[k];
+        let lim = p.peer_space.unwrap(r.ack, 1 + p.limit).saturating_sub(1);
+        p.limit = p.limit.max(lim);
+        if r.flags.has(RcpFlags::FIN) {
+            self.pending.set_end(lim);
+        }
+    }
+
     fn on_data(&mut self, net: &mut dyn Net, k: usize, r: &RcpRepr, payload: &[u8]) {
         let now = net.now();
-        {
-            let p = &mut self.pipes[k];
-            if r.flags.has(RcpFlags::LIM) {
-                let lim = p.peer_space.unwrap(r.ack, 1 + p.limit).saturating_sub(1);
-                p.limit = p.limit.max(lim);
-                if r.flags.has(RcpFlags::FIN) {
-                    p.fin_at = Some(lim);
-                    self.end = Some(self.end.map_or(lim, |e| e.min(lim)));
-                }
-            }
-        }
+        self.absorb_limit(k, r);
         if !payload.is_empty() {
             let p = &mut self.pipes[k];
             let s = p
@@ -499,35 +421,7 @@ impl R2cpReceiver {
                 .saturating_sub(1);
             let e = s + payload.len() as u64;
             p.bytes += payload.len() as u64;
-            // The pipe's own bookkeeping on its local sequence space.
-            if let Some(local) = p.by_global.remove(&s) {
-                let (_, ge) = p.bound.remove(&local).unwrap_or((s, e));
-                let arrival = p.reqs.arrive(local, local + (ge - s), now);
-                if arrival.expected {
-                    p.consecutive_rtos = 0;
-                    if let Some(rtt) = arrival.rtt {
-                        p.rtt.sample(rtt);
-                        self.stats.rtt.record(rtt);
-                        self.stats.rtt.smoothed = p.rtt.srtt();
-                    }
-                    if local >= p.recovery_point {
-                        p.cc.on_ack(now, arrival.bytes, arrival.rtt, p.reqs.flight());
-                    }
-                }
-                let mut lost = Vec::new();
-                for l in arrival.lost {
-                    if let Some(g) = p.bound.remove(&l) {
-                        p.by_global.remove(&g.0);
-                        p.reqs.remove(l);
-                        lost.push(g);
-                        if l >= p.recovery_point {
-                            let ss = p.cc.on_congestion_event(now, p.reqs.outstanding());
-                            p.cc.set_window(ss);
-                            p.recovery_point = p.local_nxt;
-                            self.stats.fast_recoveries += 1;
-                        }
-                    }
-                }
+            if let Some(lost) = p.arrive(s, now, &mut self.stats) {
                 if self.bound.get(&s) == Some(&k) {
                     self.bound.remove(&s);
                 }
@@ -541,7 +435,7 @@ impl R2cpReceiver {
             }
             self.store(net, s, e, payload);
         }
-        if self.end == Some(self.rcv_nxt) && !self.finished {
+        if self.pending.end() == Some(self.rcv_nxt) && !self.finished {
             self.finish(net);
             return;
         }
@@ -572,8 +466,7 @@ impl R2cpReceiver {
             self.have.insert(s);
             self.reasm.insert(s, payload);
         }
-        self.holes.remove(&s);
-        self.skipped.remove(&s);
+        self.pending.received(s);
     }
 
     fn finish(&mut self, net: &mut dyn Net) {
@@ -587,6 +480,7 @@ impl R2cpReceiver {
     fn send_fins(&mut self, net: &mut dyn Net) {
         for k in 0..self.pipes.len() {
             self.timers.cancel(rto_timer(k));
+            self.timers.cancel(persist_timer(k));
             let p = &mut self.pipes[k];
             if p.alive() && !p.fin_acked {
                 p.fin_sent = true;
@@ -614,16 +508,11 @@ impl R2cpReceiver {
             return;
         }
         self.stats.timeouts += 1;
-        let p = &mut self.pipes[k];
-        p.consecutive_rtos += 1;
-        p.cc.on_timeout(net.now(), p.reqs.outstanding());
-        p.rtt.back_off();
-        p.recovery_point = p.local_nxt;
-        let lost = p.unbind_all();
-        if p.consecutive_rtos > self.cfg.rcp.max_consecutive_rtos {
-            p.state = PipeState::Dead;
-        }
+        let lost = self.pipes[k].timeout(net.now());
         self.return_holes(k, lost);
+        if self.pipes[k].consecutive_rtos > self.cfg.rcp.max_consecutive_rtos {
+            self.end_pipe(k);
+        }
         self.fill_all(net, Some(k));
     }
 }
@@ -713,12 +602,27 @@ impl Agent for R2cpReceiver {
                     .map(|p| p.cc.window())
                     .sum::<u64>() as f64,
             ),
+            "ssthresh" => Some(
+                self.pipes
+                    .iter()
+                    .filter(|p| p.alive())
+                    .map(|p| p.cc.ssthresh().min(1 << 53))
+                    .sum::<u64>() as f64,
+            ),
             "pipes" => Some(self.pipes.iter().filter(|p| p.alive()).count() as f64),
+            "pipes_opened" => Some(self.pipes_opened as f64),
+            "pipe_slots" => Some(self.pipes.len() as f64),
             "rwnd" => Some(self.cfg.rcp.recv_buffer.saturating_sub(self.reasm.bytes()) as f64),
             "buffer_75" => Some(self.buffer_75_share()),
             _ => {
-                let k: usize = name.strip_prefix("pipe_bytes_")?.parse().ok()?;
-                self.pipes.get(k).map(|p| p.bytes as f64)
+                let (kind, k) = name.rsplit_once('_')?;
+                let p = self.pipes.get(k.parse::<usize>().ok()?)?;
+                match kind {
+                    "pipe_bytes" => Some(p.bytes as f64),
+                    "pipe_srtt_ms" => Some(p.srtt().as_millis_f64()),
+                    "pipe_cwnd" => Some(p.cc.window() as f64),
+                    _ => None,
+                }
             }
         }
     }
@@ -744,27 +648,33 @@ impl R2cpReceiver {
                 }
             }
             TOKENS => self.fill_all(net, None),
-            TimerId(i) if i >= 2 && ((i - 2) / 2) < self.pipes.len() as u16 => {
-                let k = ((i - 2) / 2) as usize;
-                if i % 2 == 0 {
-                    if self.pipes[k].state == PipeState::Opening {
-                        let p = &mut self.pipes[k];
-                        p.tries += 1;
-                        if p.tries > self.cfg.rcp.max_consecutive_rtos {
-                            p.state = PipeState::Dead;
-                            return;
-                        }
-                        p.rtt.back_off();
-                        let syn = p.syn();
-                        let at = net.now() + p.rtt.rto();
-                        self.pipes[k].send(net, self.port, syn, &mut self.stats);
-                        self.timers.set(handshake_timer(k), at);
-                    }
-                } else {
-                    self.on_rto(net, k);
+            TimerId(i) if i >= 2 && ((i - 2) / PIPE_TIMERS) < self.pipes.len() as u16 => {
+                let k = ((i - 2) / PIPE_TIMERS) as usize;
+                match (i - 2) % PIPE_TIMERS {
+                    0 => self.on_handshake_timer(net, k),
+                    1 => self.on_rto(net, k),
+                    _ => self.on_persist(net, k),
                 }
             }
             _ => {}
         }
+    }
+
+    fn on_handshake_timer(&mut self, net: &mut dyn Net, k: usize) {
+        if self.pipes[k].state != PipeState::Opening {
+            return;
+        }
+        let p = &mut self.pipes[k];
+        p.tries += 1;
+        if p.tries > self.cfg.rcp.max_consecutive_rtos {
+            self.end_pipe(k);
+            return;
+        }
+        p.rtt.back_off();
+        p.syn_resent = true;
+        let at = net.now() + p.rtt.rto();
+        let syn = p.syn();
+        self.pipes[k].send(net, self.port, syn, &mut self.stats);
+        self.timers.set(handshake_timer(k), at);
     }
 }

@@ -21,6 +21,7 @@ mod cyclic;
 mod receiver;
 pub(crate) mod requests;
 mod sender;
+mod sent;
 
 pub use config::{PowerSave, RcpConfig, RcpController};
 pub use receiver::{RcpReceiver, ReceiverState};

@@ -83,6 +83,10 @@ impl Requests {
     pub fn get(&self, start: u64) -> Option<&Segment> {
         self.segs.get(&start)
     }
+    /// Start of the lowest tracked segment (lost or not).
+    pub fn lowest(&self) -> Option<u64> {
+        self.segs.keys().next().copied()
+    }
     pub fn has_lost(&self) -> bool {
         self.lost_bytes > 0
     }

@@ -10,6 +10,7 @@ use joulenet_wire::rcp::{self, RcpFlags, RcpRepr, RequestBlock};
 
 use super::config::RcpConfig;
 use super::cyclic::CyclicBuffer;
+use super::sent::SentRanges;
 use super::{timer, IP_PROTOCOL};
 use crate::net::{Addr, Agent, AppRead, Net, TransportEvent, TxOpts};
 use crate::stats::TransportStats;
@@ -52,9 +53,12 @@ pub struct RcpSender {
     app_finished: bool,
     /// Data index of the next byte never sent (cumulative mode).
     snd_nxt: u64,
-    /// Highest data index every sent byte ever reached (for statistics).
+    /// Highest data index every sent byte ever reached.
     sent_max: u64,
-    /// The receiver's latest cumulative request (data index), for persist.
+    /// What was ever sent at or above SEG.DEQ (data or retransmission).
+    sent: SentRanges,
+    /// The furthest the receiver has asked for (data index), by a
+    /// cumulative request or a pull: whether it waits on the limit.
     last_request: u64,
     /// The limit we last told the receiver.
     told_limit: u64,
@@ -80,6 +84,7 @@ impl RcpSender {
             app_finished: false,
             snd_nxt: 0,
             sent_max: 0,
+            sent: SentRanges::default(),
             last_request: 0,
             told_limit: 0,
             told_fin: false,
@@ -163,15 +168,16 @@ impl RcpSender {
                 );
                 repr.emit(&payload, &mut out);
                 let len = out.len() as u64;
-                if e <= self.sent_max {
+                let new = self.sent.insert(s, e);
+                if new == 0 {
                     self.stats.retransmitted_packets += 1;
                     self.stats.retransmitted_bytes += len;
                 } else {
                     self.stats.data_packets += 1;
                     self.stats.data_bytes += len;
-                    self.stats.payload_bytes += e - s.max(self.sent_max);
-                    self.sent_max = e;
+                    self.stats.payload_bytes += new;
                 }
+                self.sent_max = self.sent_max.max(e);
             }
             None => {
                 repr.emit(&[], &mut out);
@@ -264,6 +270,7 @@ impl RcpSender {
             let free = (deq - self.base).min(self.buffer.len() as u64) as usize;
             self.buffer.drain(..free);
             self.base += free as u64;
+            self.sent.forget_below(self.base);
         }
         self.fill(net);
         let sent_before = self.stats.total_packets_sent();
@@ -289,10 +296,13 @@ impl RcpSender {
                 self.snd_nxt = self.snd_nxt.max(to);
             }
         }
-        // A cumulative request that reached the limit we told, answered by
-        // nothing: it is a probe (or a window update); tell the limit now.
+        // A cumulative request answered by nothing that reached the limit
+        // we told, or asks for nothing beyond SEG.DEQ (an R²CP pipe's
+        // persist probe: it pulls everything else), is a probe or a window
+        // update; tell the limit now.
         let answered = self.stats.total_packets_sent() > sent_before;
-        if !answered && !r.flags.has(RcpFlags::PUL) && req >= self.told_limit {
+        let probe = req >= self.told_limit || req <= deq;
+        if !answered && !r.flags.has(RcpFlags::PUL) && probe {
             self.control(net, 0, None);
         }
     }
@@ -300,15 +310,11 @@ impl RcpSender {
     fn serve_pull(&mut self, net: &mut dyn Net, b: RequestBlock, sent: &mut Answered) {
         let s = self.space.unwrap(b.start, 1 + self.base).saturating_sub(1);
         let len = b.end.wrapping_sub(b.start) as u64;
-        // Pulls may reach past what was read so far (R²CP, migration).
-        while s + len > self.limit() && !self.app_finished {
-            let before = self.limit();
-            self.cfg.send_buffer = self.cfg.send_buffer.max((s + len - self.base) as usize);
-            self.fill(net);
-            if self.limit() == before {
-                break;
-            }
-        }
+        // A pull reaching the limit we told waits on it, as a cumulative
+        // request there does: a raised limit is announced (R²CP pulls
+        // only). What lies past the limit is not served: the send buffer
+        // keeps its size, and a receiver asks only up to the limit.
+        self.last_request = self.last_request.max(s + len);
         self.cyclic.push(b);
         self.send_range(net, s, s + len, sent);
         if s + len >= self.limit() && self.app_finished && s + len > self.sent_max {
@@ -379,6 +385,10 @@ impl Agent for RcpSender {
             }
             SenderState::SynReceived => {
                 if r.flags.has(RcpFlags::SYN) {
+                    // A repeat of the SYN, or a new pipe from the receiver
+                    // whose previous one died before our SYN+ACK was
+                    // acknowledged: answer the SYN it sent last.
+                    self.peer_space = SeqSpace::new(r.seq);
                     self.send_syn_ack(net);
                     return;
                 }
