@@ -29,7 +29,11 @@
 //!
 //! Captures keep the first [`SNAPLEN`] bytes of each packet (after the
 //! pseudo-header), like `tcpdump -s 256`, so memory stays proportional to
-//! the packet count.
+//! the packet count. One exception: in a run with a flow of joulenet's own
+//! formats, TCP and UDP frames are kept whole, since they may land in a
+//! LINKTYPE_USER0 file where Wireshark's IPv4 and TCP dissectors are
+//! handed them by the Lua dissector, and a Lua dissector cannot pass on
+//! the original length of a cut record (Wireshark issue 15655).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -77,7 +81,7 @@ struct Record {
     format: u8,
     has_ipv4: bool,
     /// The network bytes (synthetic IPv4 header, if any, and the packet),
-    /// cut at [`SNAPLEN`].
+    /// cut at [`SNAPLEN`] unless kept whole (`keep_ip_whole`).
     snap: Vec<u8>,
     /// Their length before the cut.
     len: usize,
@@ -88,6 +92,11 @@ struct Record {
 pub struct Capture {
     /// Each flow's packet format, by flow index.
     formats: Vec<WireFormat>,
+    /// Keep TCP/UDP frames whole: a flow of another format may put them in
+    /// a LINKTYPE_USER0 file, where Wireshark's IPv4 and TCP dissectors are
+    /// handed them from a Lua dissector, which cannot pass on the length
+    /// of a cut record.
+    keep_ip_whole: bool,
     files: BTreeMap<(NodeId, u32), Vec<Record>>,
 }
 
@@ -119,8 +128,12 @@ fn header(datalink: DataLink) -> PcapHeader {
 impl Capture {
     /// A capture of a run whose flow `i` speaks `formats[i]`.
     pub fn new(formats: Vec<WireFormat>) -> Capture {
+        let keep_ip_whole = formats
+            .iter()
+            .any(|f| !matches!(f, WireFormat::Tcp | WireFormat::Udp));
         Capture {
             formats,
+            keep_ip_whole,
             files: BTreeMap::new(),
         }
     }
@@ -129,9 +142,11 @@ impl Capture {
     pub fn record(&mut self, now: Time, node: NodeId, l: LinkIndex, frame: &Frame) {
         let mut bytes = synthesize(frame);
         let len = bytes.len();
-        bytes.truncate(SNAPLEN);
         let ip = frame.ip_protocol();
         let real_ip = matches!(ip, Some(joulenet_wire::tcp::PROTOCOL | UDP_PROTOCOL));
+        if !(real_ip && self.keep_ip_whole) {
+            bytes.truncate(SNAPLEN);
+        }
         let format = match ip {
             Some(joulenet_wire::tcp::PROTOCOL) => WireFormat::Tcp as u8,
             Some(UDP_PROTOCOL) => WireFormat::Udp as u8,
@@ -188,8 +203,13 @@ fn write(records: &[Record]) -> Vec<u8> {
         if !raw {
             buf.extend_from_slice(&pseudo_header(r));
         }
-        buf.extend_from_slice(&r.snap);
-        let orig_len = buf.len() - r.snap.len() + r.len;
+        let snap = if raw {
+            &r.snap[..r.snap.len().min(SNAPLEN)]
+        } else {
+            &r.snap[..]
+        };
+        buf.extend_from_slice(snap);
+        let orig_len = buf.len() - snap.len() + r.len;
         let packet = PcapPacket::new(
             std::time::Duration::from_nanos(r.at.0),
             orig_len as u32,
