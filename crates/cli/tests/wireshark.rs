@@ -503,18 +503,32 @@ fn ipv4_checksum(h: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-/// A raw-IPv4 pcap of the datagrams, client 127.0.0.1:40000, server
-/// 127.0.0.2:`server_port` (UDP checksum 0: none, as IPv4 allows).
-fn write_pcap(path: &Path, datagrams: &[Datagram], server_port: u16) {
+/// A pcap file of `linktype` holding `records` (timestamp, bytes), each
+/// captured whole.
+fn write_records(path: &Path, linktype: u32, records: &[(Duration, Vec<u8>)]) {
     let mut out = Vec::new();
     out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
     out.extend_from_slice(&2u16.to_le_bytes());
     out.extend_from_slice(&4u16.to_le_bytes());
     out.extend_from_slice(&[0; 8]);
     out.extend_from_slice(&65_535u32.to_le_bytes());
-    out.extend_from_slice(&101u32.to_le_bytes()); // LINKTYPE_RAW
+    out.extend_from_slice(&linktype.to_le_bytes());
+    for (ts, bytes) in records {
+        out.extend_from_slice(&(ts.as_secs() as u32).to_le_bytes());
+        out.extend_from_slice(&ts.subsec_micros().to_le_bytes());
+        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// A raw-IPv4 pcap of the datagrams, client 127.0.0.1:40000, server
+/// 127.0.0.2:`server_port` (UDP checksum 0: none, as IPv4 allows).
+fn write_pcap(path: &Path, datagrams: &[Datagram], server_port: u16) {
     let base = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     let (client, server) = ([127, 0, 0, 1], [127, 0, 0, 2]);
+    let mut records = Vec::new();
     for d in datagrams {
         let (src, dst, sport, dport) = if d.to_server {
             (client, server, 40_000u16, server_port)
@@ -533,14 +547,9 @@ fn write_pcap(path: &Path, datagrams: &[Datagram], server_port: u16) {
         ip.extend_from_slice(&((8 + d.bytes.len()) as u16).to_be_bytes());
         ip.extend_from_slice(&[0, 0]);
         ip.extend_from_slice(&d.bytes);
-        let ts = base + d.at;
-        out.extend_from_slice(&(ts.as_secs() as u32).to_le_bytes());
-        out.extend_from_slice(&ts.subsec_micros().to_le_bytes());
-        out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
-        out.extend_from_slice(&ip);
+        records.push((base + d.at, ip));
     }
-    std::fs::write(path, out).unwrap();
+    write_records(path, 101, &records); // LINKTYPE_RAW
 }
 
 /// A one-off `recv` (with `args`); its UDP address.
@@ -899,7 +908,9 @@ fn golden_and_hostile_datagrams() {
         runt,
     ];
     let n = hostile.len();
-    let datagrams: Vec<Datagram> = hostile.into_iter().map(|b| dgram(true, b)).collect();
+    let mut datagrams: Vec<Datagram> = hostile.into_iter().map(|b| dgram(true, b)).collect();
+    // An empty datagram: Wireshark's UDP hands nothing on; no error either.
+    datagrams.push(dgram(true, Vec::new()));
     let f = runtime_capture("hostile", &datagrams, 5201);
     assert_eq!(
         count(&f, "joulenet.malformed"),
@@ -907,4 +918,74 @@ fn golden_and_hostile_datagrams() {
         "every one marked malformed"
     );
     assert_eq!(count(&f, "_ws.lua.error"), 0, "no Lua error");
+}
+
+/// Hostile simulator records (LINKTYPE_USER0): each is marked, none throws.
+#[test]
+fn hostile_simulator_records() {
+    if !have_tshark() {
+        return;
+    }
+    let pseudo = |format: u8, network: u8| {
+        let mut h = hex("4a53 01");
+        h.extend([format, network, 0, 0, 0]);
+        h.extend(hex("0000 0000 1388 0000 0001 1388"));
+        h
+    };
+    // A pseudo-header cut short.
+    let short = hex("4a53 0103 0400");
+    // WWP: IPv4 header claiming 23 bytes, 3 bytes of WWP.
+    let mut wwp = pseudo(3, 4);
+    wwp.extend(hex(
+        "4500 0017 0000 4000 40fd 0000 0a00 0001 0a00 0002 3000 00",
+    ));
+    // JTP ACK announcing 65535 SNACKs, no lists.
+    let mut jtp = pseudo(6, 0);
+    jtp.extend(hex(
+        "1200 0001 0000 0000 0000 0000 0000 0000 0000 0000 0000 0000 ffff 0000",
+    ));
+    // Hop BACK of 10 frames with a padding bit set.
+    let mut hop = pseudo(7, 0);
+    hop.extend(hex("1232 000a 0102 0304 0000 0007 c060"));
+    // E2TCP with n = 3.
+    let mut e2tcp = pseudo(4, 0);
+    e2tcp.extend(hex("1301 0000 0000 0000"));
+    // RCP with PUL... and data offset 6.
+    let mut rcp = pseudo(5, 0);
+    rcp.extend(hex("1388 1388 0000 0001 0000 0002 6060 0000 0000 0000"));
+    // Unknown format and pseudo-header version.
+    let mut unknown = pseudo(9, 0);
+    unknown.extend(hex("00"));
+    let mut version = pseudo(3, 0);
+    version[2] = 2;
+    let hostile = [short, wwp, jtp, hop, e2tcp, rcp, unknown, version];
+    let n = hostile.len();
+    let records: Vec<(Duration, Vec<u8>)> =
+        hostile.into_iter().map(|b| (Duration::ZERO, b)).collect();
+    let path = scratch("sim-hostile").join("hostile.pcap");
+    write_records(&path, 147, &records);
+    assert_eq!(
+        count(&path, "joulenet.malformed"),
+        n,
+        "every one marked malformed"
+    );
+    assert_eq!(count(&path, "_ws.lua.error"), 0, "no Lua error");
+
+    // A whole E2TCP SYN with a wrong checksum: flagged, fields still shown.
+    let mut bad = pseudo(4, 0);
+    bad.extend(hex(
+        "a459 0000 0000 0000 1388 0000 0001 1388 0000 0000 ffff",
+    ));
+    let path = scratch("sim-checksum").join("checksum.pcap");
+    write_records(&path, 147, &[(Duration::ZERO, bad)]);
+    let rows = fields(
+        &path,
+        Some("joulenet.bad_checksum"),
+        &[
+            "joulenet.e2tcp.checksum_ok",
+            "joulenet.e2tcp.src_port",
+            "joulenet.e2tcp.seq",
+        ],
+    );
+    assert_eq!(rows, [["0", "5000", "0"]]);
 }
