@@ -67,7 +67,7 @@ local verdict_names = {
 }
 
 local format_names = {
-    [0] = "link-state advertisement", [1] = "TCP", [2] = "UDP", [3] = "WWP",
+    [0] = "no flow (link-state advertisement)", [1] = "TCP", [2] = "UDP", [3] = "WWP",
     [4] = "E2TCP", [5] = "RCP", [6] = "JTP", [7] = "Hop",
 }
 

@@ -8,11 +8,11 @@
 //! tcpdump and tshark decode everything.
 //!
 //! A capture holding any other frame — WWP, E2TCP, RCP, JTP, Hop (IPv4
-//! protocols 253 and 254 are experimental, and real dissectors claim them:
-//! Wireshark read RCP as GSM RSL), compressed headers that have no network
-//! header at all, the medium's link-state advertisements — is written with
-//! the private link type LINKTYPE_USER0 (147), so no real protocol's
-//! dissector is applied to it. Each record then starts with a 20-byte
+//! protocols 253 and 254 are experimental, so tools decode them as
+//! whatever claims those numbers), compressed headers that have no
+//! network header at all, a frame of no flow — is written with the private
+//! link type LINKTYPE_USER0 (147), so no real protocol's dissector is
+//! applied to it. Each record then starts with a 20-byte
 //! pseudo-header ([`PSEUDO_HEADER_LEN`], big-endian; docs/wire.md,
 //! "Reading captures in Wireshark"):
 //!
@@ -21,11 +21,14 @@
 //!   | src node (u32) | src port (u16) | dst node (u32) | dst port (u16)
 //! ```
 //!
-//! `format` is the packet's [`WireFormat`] code (0: not a transport packet,
-//! a link-state advertisement). The frame follows as it travels: its
-//! synthetic IPv4 header if it has one, then the transport bytes, so the
-//! record's original length is the pseudo-header plus the on-air network
-//! bytes. `tools/wireshark/joulenet.lua` decodes both link types.
+//! `format` is the packet's [`WireFormat`] code (0: a frame of no flow,
+//! such as the shared medium's link-state advertisements). The frame
+//! follows as it travels: its synthetic IPv4 header if it has one, then
+//! the transport bytes, so the record's original length is the
+//! pseudo-header plus the on-air network bytes.
+//! `tools/wireshark/joulenet.lua` decodes both link types; it also shows
+//! the flows' default ports (TCP/UDP 5000 + flow index) as data, since
+//! Wireshark gives TCP 5000 to GSM IPA (the "GSM RSL" frames of issue 17).
 //!
 //! Captures keep the first [`SNAPLEN`] bytes of each packet (after the
 //! pseudo-header), like `tcpdump -s 256`, so memory stays proportional to
