@@ -6,15 +6,18 @@
 //!   — under the private LINKTYPE_USER0 — and TCP (raw IPv4, Wireshark's own
 //!   dissector): every frame decodes to its protocol's layer with the
 //!   fields docs/wire.md names, sequence numbers as the transfer sent them,
-//!   and no frame is malformed, a Lua error, or GSM RSL (what IPv4 protocol
-//!   254 used to decode as);
+//!   and no frame is malformed, a Lua error, or GSM RSL (what Wireshark
+//!   made of some TCP payloads on the simulator's default port 5000);
 //! * the runtime's datagrams (`joulenet send`/`recv` on loopback, relayed
 //!   through a recording UDP proxy in this test that writes them to a pcap
 //!   with the server on port 5201): framing version 2 with TCP, WWP, E2TCP
 //!   and RCP inside, version 3 (`--node`/`--to-node`), sealed version 4
 //!   (`--psk-file`); the docs' golden datagrams (routed `Retry`, sealed
 //!   `Data`); UDP inside the framing; and truncated or corrupt datagrams,
-//!   which must be marked `joulenet.malformed`, never throw.
+//!   which must be marked `joulenet.malformed`, never throw;
+//! * golden bytes of every simulator format (crates/wire's tests,
+//!   docs/wire.md) under LINKTYPE_USER0, field by field, and hostile
+//!   records (cut, over-announcing, bad padding, unknown format).
 //!
 //! Needs tshark: when it is missing the test fails if the `CI` variable is
 //! set (`.ci/run` installs it) and is skipped with a printed reason
@@ -492,7 +495,8 @@ fn proxy(
     (addr, stop, log, handle)
 }
 
-fn ipv4_checksum(h: &[u8]) -> u16 {
+/// RFC 1071 over an even number of bytes.
+fn internet_checksum(h: &[u8]) -> u16 {
     let mut sum: u32 = h
         .chunks(2)
         .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
@@ -540,7 +544,7 @@ fn write_pcap(path: &Path, datagrams: &[Datagram], server_port: u16) {
         ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
         ip.extend_from_slice(&src);
         ip.extend_from_slice(&dst);
-        let c = ipv4_checksum(&ip);
+        let c = internet_checksum(&ip);
         ip[10..12].copy_from_slice(&c.to_be_bytes());
         ip.extend_from_slice(&sport.to_be_bytes());
         ip.extend_from_slice(&dport.to_be_bytes());
@@ -988,4 +992,211 @@ fn hostile_simulator_records() {
         ],
     );
     assert_eq!(rows, [["0", "5000", "0"]]);
+}
+
+/// Golden bytes (crates/wire's tests and docs/wire.md) under LINKTYPE_USER0
+/// with no network header: every field the dissector shows, as written.
+#[test]
+fn golden_simulator_records() {
+    if !have_tshark() {
+        return;
+    }
+    let record = |format: u8, body: &str| {
+        let mut r = hex("4a53 01");
+        r.extend([format, 0, 0, 0, 0]);
+        r.extend(hex("0000 0000 1388 0000 0001 1388"));
+        r.extend(hex(body));
+        (Duration::ZERO, r)
+    };
+    let records = [
+        // jtp.rs compact_data_has_exact_bytes: FIN, flow 0x0102, "hi".
+        record(
+            6,
+            "1101 0102 0a0b 0c0d 0003 d090 0001 0000 0000 0203 1999 0301 6869",
+        ),
+        // jtp.rs compact_ack_has_exact_bytes: URGENT, flow 7.
+        record(
+            6,
+            "1202 0007 0000 0064 0000 fa00 0000 1388 0098 9680 0000 006a 0002 0001 \
+             0000 0065 0000 0069 0000 0067",
+        ),
+        // docs/wire.md's Hop golden bytes: DATA, BSYN, virtual BSYN, BACK.
+        record(7, "1032 0203 0102 0304 0000 0007 6869"),
+        record(7, "1132 02ce 0102 0304 0000 0007 0010 0000"),
+        record(7, "1303 0002 0102 0304 0000 0007 0000 07d0"),
+        record(7, "1232 000a 0102 0304 0000 0007 c040"),
+        // WWP DATA: level 3, id 2 of 8, segment 0x010203, one byte.
+        record(3, "3302 0102 0308 ff"),
+        // WWP NS_ACK: next 9, level 2, probe cycle, missing 4 and 6..=7.
+        record(3, "4200 0000 0901 0000 0401 0000 0602"),
+        // RCP pull REQ (REQ, ACK, PUL), DOff 7, 100 bytes from 1000, one block.
+        record(
+            5,
+            "1388 1389 0000 03e8 0000 0064 7070 0064 0010 0000 0000 03e8 0000 044c",
+        ),
+    ];
+    // E2TCP ACK (A, W, n = 2), connection 7: ack 1000, window 0x4000,
+    // SACK [1100, 1200) and [1300, 1400); the checksum filled in.
+    let mut e2tcp = hex("1a07 0000 0000 03e8 4000 0064 00c8 012c 0190");
+    let c = internet_checksum(&e2tcp);
+    e2tcp[2..4].copy_from_slice(&c.to_be_bytes());
+    let mut records = records.to_vec();
+    records.push(record(
+        4,
+        &e2tcp.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+    ));
+    let path = scratch("sim-golden").join("golden.pcap");
+    write_records(&path, 147, &records);
+    assert_clean(&path);
+    let get = |frame: usize, names: &[&str]| -> Vec<String> {
+        fields(&path, Some(&format!("frame.number == {frame}")), names)
+            .pop()
+            .unwrap()
+    };
+    assert_eq!(
+        get(
+            1,
+            &[
+                "joulenet.jtp.version",
+                "joulenet.jtp.kind",
+                "joulenet.jtp.flags.fin",
+                "joulenet.jtp.flags.retx",
+                "joulenet.jtp.flow_id",
+                "joulenet.jtp.seq",
+                "joulenet.jtp.available_rate",
+                "joulenet.jtp.energy_budget",
+                "joulenet.jtp.energy_used",
+                "joulenet.jtp.loss_tolerance",
+                "joulenet.jtp.hops",
+                "joulenet.jtp.priority",
+                "joulenet.jtp.layout",
+                "joulenet.jtp.payload",
+            ]
+        ),
+        [
+            "1",
+            "1",
+            "1",
+            "0",
+            "258",
+            "168496141",
+            "250000",
+            "65536",
+            "515",
+            "6553",
+            "3",
+            "1",
+            "compact",
+            "6869"
+        ]
+    );
+    assert_eq!(
+        get(
+            2,
+            &[
+                "joulenet.jtp.kind",
+                "joulenet.jtp.flags.urgent",
+                "joulenet.jtp.cum_ack",
+                "joulenet.jtp.rate",
+                "joulenet.jtp.ack_energy_budget",
+                "joulenet.jtp.feedback_period",
+                "joulenet.jtp.highest",
+                "joulenet.jtp.snack",
+                "joulenet.jtp.recovered",
+            ]
+        ),
+        ["2", "1", "100", "64000", "5000", "10000000", "106", "101,105", "103"]
+    );
+    let hop = [
+        "joulenet.hop.type",
+        "joulenet.hop.ttl",
+        "joulenet.hop.packet_num",
+        "joulenet.hop.frames",
+        "joulenet.hop.flow_id",
+        "joulenet.hop.block_num",
+        "joulenet.hop.block_len",
+        "joulenet.hop.held",
+    ];
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        get(3, &hop),
+        s(&["0", "50", "515", "", "16909060", "7", "", ""])
+    );
+    assert_eq!(
+        get(4, &hop),
+        s(&["1", "50", "", "718", "16909060", "7", "1048576", ""])
+    );
+    assert_eq!(
+        get(5, &hop),
+        s(&["3", "3", "", "2", "16909060", "7", "2000", ""])
+    );
+    assert_eq!(
+        get(6, &hop),
+        s(&["2", "50", "", "10", "16909060", "7", "", "3"])
+    );
+    let wwp = [
+        "joulenet.wwp.type",
+        "joulenet.wwp.level",
+        "joulenet.wwp.id",
+        "joulenet.wwp.seq",
+        "joulenet.wwp.aux",
+        "joulenet.wwp.ns_ack.probe",
+        "joulenet.wwp.range.start",
+        "joulenet.wwp.range.count",
+    ];
+    assert_eq!(get(7, &wwp), s(&["3", "3", "2", "66051", "8", "", "", ""]));
+    assert_eq!(
+        get(8, &wwp),
+        s(&["4", "2", "0", "9", "1", "1", "4,6", "1,2"])
+    );
+    assert_eq!(
+        get(
+            9,
+            &[
+                "joulenet.rcp.src_port",
+                "joulenet.rcp.dst_port",
+                "joulenet.rcp.seq",
+                "joulenet.rcp.ack",
+                "joulenet.rcp.doff",
+                "joulenet.rcp.flags.req",
+                "joulenet.rcp.flags.ack",
+                "joulenet.rcp.flags.pul",
+                "joulenet.rcp.flags.syn",
+                "joulenet.rcp.length",
+                "joulenet.rcp.window",
+                "joulenet.rcp.block.start",
+                "joulenet.rcp.block.end",
+            ]
+        ),
+        s(&["5000", "5001", "1000", "100", "7", "1", "1", "1", "0", "100", "16", "1000", "1100"])
+    );
+    assert_eq!(
+        get(
+            10,
+            &[
+                "joulenet.e2tcp.has_ack",
+                "joulenet.e2tcp.has_window",
+                "joulenet.e2tcp.sack_count",
+                "joulenet.e2tcp.conn_id",
+                "joulenet.e2tcp.checksum_ok",
+                "joulenet.e2tcp.ack",
+                "joulenet.e2tcp.window",
+                "joulenet.e2tcp.sack.left",
+                "joulenet.e2tcp.sack.right",
+                "joulenet.e2tcp.layout",
+            ]
+        ),
+        s(&[
+            "1",
+            "1",
+            "2",
+            "7",
+            "1",
+            "1000",
+            "16384",
+            "1100,1300",
+            "1200,1400",
+            "compact (no network header)"
+        ])
+    );
 }
