@@ -425,7 +425,6 @@ local function dissect_wwp(tvb, pinfo, tree, rl)
             malformed(t, "NS_ACK payload is not a whole number of 4-byte ranges")
         end
         local off = 6
-        local shown = 0
         while off + 4 <= rl do
             if not need(tvb, rl, t, off, 4, "missing range") then break end
             local r = t:add(tvb:range(off, 4), string.format("Missing: %d segments from %d",
@@ -434,7 +433,6 @@ local function dissect_wwp(tvb, pinfo, tree, rl)
             r:add(fw.range_count, tvb:range(off + 3, 1))
             if tvb:range(off + 3, 1):uint() == 0 then malformed(r, "empty missing range") end
             off = off + 4
-            shown = shown + 1
         end
         info = info .. string.format(" missing=%d ranges", math.floor(plen / 4))
     elseif plen > 0 then
@@ -568,15 +566,29 @@ local function dissect_rcp(tvb, pinfo, tree, rl)
         malformed(t, "RCP reserved bits or the ELN bit set")
     end
     local hlen = doff * 4
+    local plen = rl - hlen
+    local req, pul = has(flags, 0x20), has(flags, 0x40)
+    local length = tvb:range(14, 2):uint()
+    if pul and not req then malformed(t, "RCP PUL without REQ") end
+    if req and (has(flags, 0x02) or has(flags, 0x08) or plen > 0) then
+        malformed(t, "RCP REQ with SYN, LIM or payload")
+    end
+    if pul and length == 0 then malformed(t, "RCP PUL with length 0") end
+    if not req and (doff ~= 5 or length ~= 0) then
+        malformed(t, "RCP request blocks or a length on a packet that is not a REQ")
+    end
+    if has(flags, 0x02) and plen > 0 then malformed(t, "RCP SYN with payload") end
     if need(tvb, rl, t, 20, hlen - 20, "RCP request blocks") then
         for off = 20, hlen - 8, 8 do
             local s, e = tvb:range(off, 4):uint(), tvb:range(off + 4, 4):uint()
             local bt = t:add(tvb:range(off, 8), string.format("Request block [%d, %d)", s, e))
             bt:add(fr.block_start, tvb:range(off, 4))
             bt:add(fr.block_end, tvb:range(off + 4, 4))
-            if s == e then malformed(bt, "empty request block") end
+            local span = (e - s) % 4294967296
+            if span == 0 or span > 2147483648 then
+                malformed(bt, "request block empty or longer than 2^31")
+            end
         end
-        local plen = rl - hlen
         if plen > 0 then info = info .. " data=" .. plen end
         rest(tvb, rl, t, fr.payload, hlen)
     end
