@@ -12,7 +12,7 @@
 //!   through a recording UDP proxy in this test that writes them to a pcap
 //!   with the server on port 5201): framing version 2 with TCP, WWP, E2TCP
 //!   and RCP inside, version 3 (`--node`/`--to-node`), sealed version 4
-//!   (`--psk-file`); the docs' golden datagrams (routed `Retry`, sealed
+//!   (`--psk-file`) and 5 (both); the docs' golden datagrams (routed `Retry`, sealed
 //!   `Data`); UDP inside the framing; and truncated or corrupt datagrams,
 //!   which must be marked `joulenet.malformed`, never throw;
 //! * golden bytes of every simulator format (crates/wire's tests,
@@ -802,6 +802,39 @@ fn runtime_routed_and_sealed_datagrams_decode() {
         count(&f, "joulenet.kind == 1 && joulenet.sealed.nonce") > 0,
         "Hello nonce"
     );
+
+    // Version 5: sealed and routed; the route header stays readable.
+    let dgrams = transfer(
+        "sealed-routed",
+        "sack",
+        &["--psk-file", key, "--node", "3", "--to-node", "4"],
+        &["--psk-file", key, "--node", "4"],
+    );
+    let f = runtime_capture("sealed-routed", &dgrams, 5201);
+    assert_clean(&f);
+    let all = fields(
+        &f,
+        None,
+        &[
+            "joulenet.version",
+            "joulenet.route.src_node",
+            "joulenet.route.dst_node",
+            "joulenet.sealed.pn",
+            "joulenet.sealed.tag",
+            "udp.dstport",
+        ],
+    );
+    assert_eq!(all.len(), dgrams.len());
+    for r in &all {
+        assert_eq!(r[0], "5");
+        let (from, to) = if r[5] == "5201" {
+            ("3", "4")
+        } else {
+            ("4", "3")
+        };
+        assert_eq!((r[1].as_str(), r[2].as_str()), (from, to));
+        assert!(!r[3].is_empty() && r[4].len() == 32);
+    }
 }
 
 fn hex(s: &str) -> Vec<u8> {
