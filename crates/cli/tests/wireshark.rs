@@ -12,9 +12,10 @@
 //!   through a recording UDP proxy in this test that writes them to a pcap
 //!   with the server on port 5201): framing version 2 with TCP, WWP, E2TCP
 //!   and RCP inside, version 3 (`--node`/`--to-node`), sealed version 4
-//!   (`--psk-file`) and 5 (both); the docs' golden datagrams (routed `Retry`, sealed
-//!   `Data`); UDP inside the framing; and truncated or corrupt datagrams,
-//!   which must be marked `joulenet.malformed`, never throw;
+//!   (`--psk-file`) and 5 (both); the docs' golden datagrams (routed
+//!   `Retry`, sealed `Data`); UDP inside the framing; and truncated or
+//!   corrupt datagrams, which must be marked `joulenet.malformed`, never
+//!   throw;
 //! * golden bytes of every simulator format (crates/wire's tests,
 //!   docs/wire.md) under LINKTYPE_USER0, field by field, and hostile
 //!   records (cut, over-announcing, bad padding, unknown format).
