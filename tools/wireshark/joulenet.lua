@@ -767,6 +767,16 @@ local tcp_dissector = Dissector.get("tcp")
 local ip_dissector = Dissector.get("ip")
 local data_dissector = Dissector.get("data")
 
+-- Hands `tvb` to one of Wireshark's dissectors. Its exception on a bad
+-- packet (which it has already marked "Malformed Packet") reaches Lua as
+-- an error: keep it from becoming a Lua error, and say so.
+local function call(dissector, tvb, pinfo, tree, what)
+    local ok = pcall(function() dissector:call(tvb, pinfo, tree) end)
+    if not ok then
+        tree:add_proto_expert_info(e_malformed, what .. ": Wireshark's dissector rejected it")
+    end
+end
+
 -- The agent packet: `tvb` holds what was captured of it, `rl` its length.
 local function dissect_agent(format, tvb, pinfo, tree, rl)
     if rl == 0 then return end
@@ -775,7 +785,7 @@ local function dissect_agent(format, tvb, pinfo, tree, rl)
         -- the UDP datagram's addresses stand in for it). It reads the
         -- segment's length from the Tvb, so it gets only whole segments.
         if tvb:len() == rl then
-            tcp_dissector:call(tvb, pinfo, tree)
+            call(tcp_dissector, tvb, pinfo, tree, "TCP segment")
         else
             rest(tvb, rl, tree, f.agent, 0)
             tree:add_proto_expert_info(e_cut, "TCP segment cut by the capture: not decoded")
@@ -1050,7 +1060,7 @@ function p_sim.dissector(tvb, pinfo, tree)
         -- Real TCP/UDP over IPv4: Wireshark's own dissectors. The simulator
         -- keeps these frames whole; a cut one would read as a bad length.
         if frame:len() == frame_rl then
-            ip_dissector:call(frame, pinfo, tree)
+            call(ip_dissector, frame, pinfo, tree, "IPv4 packet")
         else
             dissect_ipv4(frame, pinfo, tree, frame_rl)
             t:add_proto_expert_info(e_cut, "TCP/UDP packet cut by the capture: transport not decoded")

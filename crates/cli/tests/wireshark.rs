@@ -1234,3 +1234,77 @@ fn golden_simulator_records() {
         ])
     );
 }
+
+/// Random bytes behind valid-looking headers (the simulator's
+/// pseudo-header with every format; the runtime header with every version,
+/// kind and protocol code, some cut short): the dissector never throws.
+#[test]
+fn random_bytes_never_make_a_lua_error() {
+    if !have_tshark() {
+        return;
+    }
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut sim = Vec::new();
+    for _ in 0..1500 {
+        let format = next(9) as u8;
+        let network = [0u8, 4, 4, 7][next(4) as usize];
+        let mut r = hex("4a53 01");
+        r.extend([format, network, 0, 0, 0]);
+        r.extend([0; 12]);
+        if network == 4 {
+            let body = next(60) as usize;
+            let mut ip = hex("4500 0000 0000 4000 40fd 0000 0a00 0001 0a00 0002");
+            ip[2..4].copy_from_slice(&((20 + body) as u16).to_be_bytes());
+            ip.truncate(if next(5) == 0 { next(20) as usize } else { 20 });
+            r.extend(ip);
+        }
+        // A plausible first byte (version / type) most of the time.
+        let first = match format {
+            3 => (1 + next(11) as u8) << 4,
+            5 => 0x50 | (next(4) as u8 * 0x20),
+            6 => 0x10 | (1 + next(2) as u8),
+            7 => 0x10 | next(7) as u8,
+            _ => next(256) as u8,
+        };
+        r.push(first);
+        for _ in 0..next(80) {
+            r.push(next(256) as u8);
+        }
+        sim.push((Duration::ZERO, r));
+    }
+    let path = scratch("fuzz-sim").join("fuzz.pcap");
+    write_records(&path, 147, &sim);
+    assert_eq!(
+        count(&path, "_ws.lua.error"),
+        0,
+        "Lua errors on simulator records"
+    );
+
+    let mut rt = Vec::new();
+    for _ in 0..1500 {
+        let mut d = hex("4a4e");
+        d.push(1 + next(6) as u8);
+        d.push(next(9) as u8);
+        d.push([4u8, 16, 17, 18, 19, 20, 21, 99][next(8) as usize]);
+        d.extend([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        for _ in 0..next(120) {
+            d.push(next(256) as u8);
+        }
+        if next(10) == 0 {
+            d.truncate(next(d.len() as u64) as usize);
+        }
+        rt.push(dgram(true, d));
+    }
+    let f = runtime_capture("fuzz", &rt, 5201);
+    assert_eq!(
+        count(&f, "_ws.lua.error"),
+        0,
+        "Lua errors on runtime datagrams"
+    );
+}
