@@ -11,7 +11,7 @@ use joulenet_proto::atp::{AtpConfig, AtpReceiver, AtpRelay, AtpSender};
 use joulenet_proto::{Addr, Agent, ConfigError};
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
 /// Its relays stamp available rates, which `joulenet relay` does not
 /// measure (as for JTP).
@@ -32,6 +32,10 @@ pub struct Atp(pub AtpConfig);
 impl Protocol for Atp {
     fn name(&self) -> &'static str {
         "atp"
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Jtp
     }
 
     fn config(&self) -> &dyn Any {

@@ -11,7 +11,9 @@ use joulenet_proto::tcp::{TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::{Addr, Agent, ConfigError, NodeId};
 
 use crate::options::{node_ref, Reader, Result};
-use crate::protocol::{Entry, HostSettings, Placement, Protocol, RelayNodes, RelaySpec, Wire};
+use crate::protocol::{
+    Entry, HostSettings, Placement, Protocol, RelayNodes, RelaySpec, Wire, WireFormat,
+};
 
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "e2tcp",
@@ -44,6 +46,10 @@ pub struct E2tcp {
 impl Protocol for E2tcp {
     fn name(&self) -> &'static str {
         "e2tcp"
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::E2tcp
     }
 
     fn config(&self) -> &dyn Any {

@@ -10,7 +10,7 @@ use joulenet_proto::tcp::{hop_by_hop_relay, TcpAgent, TcpConfig, TcpVariant};
 use joulenet_proto::{Addr, Agent, ConfigError};
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "hbh-tcp",
@@ -26,6 +26,10 @@ pub struct HopByHopTcp(pub TcpConfig);
 impl Protocol for HopByHopTcp {
     fn name(&self) -> &'static str {
         "hbh-tcp"
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Tcp
     }
 
     fn config(&self) -> &dyn Any {

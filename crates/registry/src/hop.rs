@@ -10,7 +10,7 @@ use joulenet_proto::{Addr, Agent, ConfigError};
 use toml::Value;
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
 const NOT_ON_HOSTS: &str = "Hop runs in the simulator only: joulenet relay does not run \
     Hop relays yet";
@@ -29,6 +29,10 @@ pub struct Hop(pub HopConfig);
 impl Protocol for Hop {
     fn name(&self) -> &'static str {
         "hop"
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Hop
     }
 
     fn config(&self) -> &dyn Any {

@@ -11,7 +11,7 @@ use joulenet_proto::{Addr, Agent, ConfigError};
 use joulenet_wire::jtp::Format;
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
 /// eJTP and iJTP over UDP need a relay's measured link loss and available
 /// rate (issue 14), which `joulenet relay` does not measure yet.
@@ -62,6 +62,10 @@ fn with_tolerance(loss_tolerance: f64) -> Jtp {
 impl Protocol for Jtp {
     fn name(&self) -> &'static str {
         name(&self.0)
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Jtp
     }
 
     fn config(&self) -> &dyn Any {

@@ -28,7 +28,7 @@ pub mod wwp;
 pub use error::OptionError;
 pub use protocol::{
     CloneProtocol, Entry, HostSettings, MakeRelay, Placement, Protocol, ProtocolSpec, RelayNodes,
-    RelaySpec, Services, Wire,
+    RelaySpec, Services, Wire, WireFormat,
 };
 
 /// Every protocol family's names, in the order `joulenet list` shows them.

@@ -85,6 +85,10 @@ pub trait Protocol: CloneProtocol + fmt::Debug + Send + Sync + 'static {
     /// The name a scenario or `--proto` gives it.
     fn name(&self) -> &'static str;
 
+    /// The format of the packets its agents send (what a capture of its
+    /// traffic holds; `crates/sim/src/pcap.rs`).
+    fn wire_format(&self) -> WireFormat;
+
     /// The configuration itself, for callers that know its type (tests).
     fn config(&self) -> &dyn Any;
 
@@ -161,6 +165,24 @@ impl<T: Protocol + Clone> CloneProtocol for T {
     fn clone_box(&self) -> Box<dyn Protocol> {
         Box::new(self.clone())
     }
+}
+
+/// The packet formats of `crates/wire`, as captures name them. The codes
+/// are the format byte of the simulator's capture pseudo-header
+/// (docs/wire.md, "Reading captures in Wireshark"); never reused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum WireFormat {
+    /// RFC 9293 TCP behind IPv4 (protocol 6).
+    Tcp = 1,
+    /// RFC 768 UDP behind IPv4 (protocol 17).
+    Udp = 2,
+    Wwp = 3,
+    /// Compact (no network header) or uncompressed (IPv4 protocol 254).
+    E2tcp = 4,
+    Rcp = 5,
+    Jtp = 6,
+    Hop = 7,
 }
 
 /// How the runtime carries a protocol.

@@ -31,7 +31,7 @@ use toml::Value;
 
 use crate::graph::{adjacent, reachable_avoiding};
 use crate::options::{node_ref, Reader, Result};
-use crate::protocol::{Entry, HostSettings, Placement, Protocol, Wire};
+use crate::protocol::{Entry, HostSettings, Placement, Protocol, Wire, WireFormat};
 
 /// R²CP's receiver is one multi-homed host with an interface per path;
 /// on real hosts that is issue 20's namespaces, not yet built.
@@ -101,6 +101,10 @@ impl Protocol for R2cpSpec {
             Scheduler::Fcfs => "r2cp-s",
             Scheduler::Stripe(_) => "r2cp-stripe",
         }
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Rcp
     }
 
     fn config(&self) -> &dyn Any {

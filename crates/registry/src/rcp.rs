@@ -10,7 +10,7 @@ use joulenet_proto::rcp::{PowerSave, RcpConfig, RcpController, RcpReceiver, RcpS
 use joulenet_proto::{Addr, Agent, ConfigError, Duration};
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, Services, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, Services, Wire, WireFormat};
 
 /// ELN is the receiver's link layer handing RCP the header of a frame it
 /// received corrupted; a UDP socket never sees such a frame.
@@ -56,6 +56,10 @@ impl Protocol for Rcp {
             (_, true) => "rcp-eln",
             _ => "rcp",
         }
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Rcp
     }
 
     fn config(&self) -> &dyn Any {

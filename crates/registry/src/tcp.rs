@@ -9,7 +9,7 @@ use joulenet_proto::{Addr, Agent, ConfigError, Duration};
 use toml::Value;
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, Services, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, Services, Wire, WireFormat};
 
 /// ELN needs the receiver's link layer; a UDP socket has none.
 const NO_ELN_ON_HOSTS: &str = "needs explicit loss notification from the receiver's link \
@@ -79,6 +79,10 @@ pub struct Tcp(pub TcpConfig);
 impl Protocol for Tcp {
     fn name(&self) -> &'static str {
         self.0.protocol_name()
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Tcp
     }
 
     fn config(&self) -> &dyn Any {

@@ -8,7 +8,7 @@ use joulenet_proto::udp::{UdpReceiver, UdpSender};
 use joulenet_proto::{Addr, Agent, ConfigError};
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, Wire, WireFormat};
 
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "udp",
@@ -24,6 +24,10 @@ pub struct Udp;
 impl Protocol for Udp {
     fn name(&self) -> &'static str {
         "udp"
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Udp
     }
 
     fn config(&self) -> &dyn Any {

@@ -8,7 +8,7 @@ use joulenet_proto::{Addr, Agent, ConfigError};
 use joulenet_wire::wwp::SEQ_MAX;
 
 use crate::options::{Reader, Result};
-use crate::protocol::{Entry, HostSettings, Protocol, Wire};
+use crate::protocol::{Entry, HostSettings, Protocol, Wire, WireFormat};
 
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "wwp",
@@ -24,6 +24,10 @@ pub struct Wwp(pub WwpConfig);
 impl Protocol for Wwp {
     fn name(&self) -> &'static str {
         "wwp"
+    }
+
+    fn wire_format(&self) -> WireFormat {
+        WireFormat::Wwp
     }
 
     fn config(&self) -> &dyn Any {

@@ -31,6 +31,7 @@ impl Ctx<'_> {
             hops: 0,
             prev: self.ep.addr.node,
             relay: self.ep.relay_class,
+            flow: Some(self.ep.flow),
         };
         self.core.send_from(self.ep.addr.node, frame);
     }

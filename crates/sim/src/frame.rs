@@ -24,6 +24,10 @@ pub struct Frame {
     /// The relay class of the flow it belongs to, if its protocol runs
     /// relays on intermediate nodes (see `crate::relays`).
     pub relay: Option<u16>,
+    /// The flow whose agent (endpoint or relay) made it; `None` for the
+    /// medium's own frames (link-state advertisements). Captures read the
+    /// packet's format from the flow's protocol.
+    pub flow: Option<u32>,
 }
 
 impl Frame {

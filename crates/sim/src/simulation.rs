@@ -236,7 +236,12 @@ impl Simulation {
             core.queue.push(Time::ZERO + stop, Event::Stop);
         }
         if spec.output.pcap {
-            core.capture = Some(Capture::new());
+            core.capture = Some(Capture::new(
+                spec.flows
+                    .iter()
+                    .map(|f| f.protocol.wire_format())
+                    .collect(),
+            ));
         }
         if !spec.output.series.is_empty() {
             sim.sampler = Some(Sampler::new(

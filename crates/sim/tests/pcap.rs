@@ -1,7 +1,9 @@
-//! Packet captures read back as valid raw-IPv4 pcaps: RAW link type,
-//! nondecreasing timestamps, valid IPv4 header and TCP checksums, the
-//! connection opening with a SYN; one record per transmission and per
-//! reception.
+//! Packet captures read back as valid pcaps: TCP and UDP as raw IPv4 (RAW
+//! link type, nondecreasing timestamps, valid IPv4 header and TCP
+//! checksums, the connection opening with a SYN; one record per
+//! transmission and per reception); joulenet's own formats (WWP, E2TCP,
+//! ...) under the private LINKTYPE_USER0 with the pseudo-header, never as
+//! IPv4 protocol 253/254 a real dissector would claim.
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::io::Cursor;
 use std::process::Command;
 
 use common::{run, scratch_dir};
-use joulenet_sim::pcap::SNAPLEN;
+use joulenet_sim::pcap::{PSEUDO_HEADER_LEN, SNAPLEN};
 use joulenet_wire::ipv4::{Ipv4Packet, HEADER_LEN};
 use joulenet_wire::tcp::TcpPacket;
 use pcap_file::pcap::PcapReader;
@@ -25,8 +27,12 @@ struct Record {
 }
 
 fn read(bytes: &[u8]) -> Vec<Record> {
+    read_as(bytes, DataLink::RAW)
+}
+
+fn read_as(bytes: &[u8], datalink: DataLink) -> Vec<Record> {
     let mut reader = PcapReader::new(Cursor::new(bytes)).expect("pcap header");
-    assert_eq!(reader.header().datalink, DataLink::RAW);
+    assert_eq!(reader.header().datalink, datalink);
     assert!(reader.header().snaplen as usize >= SNAPLEN);
     let mut out = Vec::new();
     while let Some(p) = reader.next_packet() {
@@ -86,6 +92,14 @@ fn check_file(name: &str, records: &[Record], protocol: u8) -> usize {
     records.len()
 }
 
+/// Is an external reader's absence a failure (on CI) or a skip?
+fn tool_missing(what: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("{what} (CI is set: .ci/run installs tcpdump and tshark)");
+    }
+    println!("skip: {what}");
+}
+
 fn external_reader_check(file: &std::path::Path, expected: usize) {
     for tool in ["tcpdump", "tshark"] {
         let args: Vec<&str> = if tool == "tcpdump" {
@@ -107,7 +121,7 @@ fn external_reader_check(file: &std::path::Path, expected: usize) {
             Err(_) => continue,
         }
     }
-    println!("skip: neither tcpdump nor tshark is on the PATH; external decoding not checked");
+    tool_missing("neither tcpdump nor tshark is on the PATH; external decoding not checked");
 }
 
 #[test]
@@ -181,6 +195,95 @@ pcap = true
     for (name, bytes) in &files {
         let n = check_file(name, &read(bytes), 17);
         assert_eq!(n, 20, "{name}: 20 datagrams of 500 B in 1 s at 80 kbit/s");
+    }
+}
+
+/// Records under joulenet's link type: the pseudo-header (magic, version,
+/// format, network header, addresses) and the frame after it; returns the
+/// frames (network bytes).
+fn check_joulenet_file(name: &str, records: &[Record], format: u8) -> Vec<Vec<u8>> {
+    assert!(!records.is_empty(), "{name} is empty");
+    let mut frames = Vec::new();
+    for (i, rec) in records.iter().enumerate() {
+        let d = &rec.data;
+        assert!(d.len() <= PSEUDO_HEADER_LEN + SNAPLEN, "{name} #{i}");
+        assert_eq!(&d[..3], b"JS\x01", "{name} #{i}: magic and version");
+        assert_eq!(d[3], format, "{name} #{i}: format");
+        assert_eq!(&d[5..8], [0, 0, 0], "{name} #{i}: reserved");
+        let frame = &d[PSEUDO_HEADER_LEN..];
+        match d[4] {
+            0 => {}
+            4 => {
+                let ip = Ipv4Packet::new_unchecked(frame);
+                assert_eq!(ip.version(), 4, "{name} #{i}");
+                assert!(ip.verify_checksum(), "{name} #{i}");
+                assert_eq!(
+                    ip.total_len() as usize + PSEUDO_HEADER_LEN,
+                    rec.orig_len as usize,
+                    "{name} #{i}: length"
+                );
+                let src = u32::from_be_bytes(d[8..12].try_into().unwrap());
+                assert_eq!(ip.src_addr(), joulenet_sim::pcap::node_ip(src));
+            }
+            other => panic!("{name} #{i}: network header {other}"),
+        }
+        frames.push(frame.to_vec());
+    }
+    frames
+}
+
+#[test]
+fn wwp_captures_use_joulenet_link_type() {
+    let r = run(r#"
+[link]
+rate = "2Mbps"
+delay = "5ms"
+[flow]
+protocol = "wwp"
+bytes = "20kB"
+[output]
+pcap = true
+"#);
+    assert!(r.flows[0].completed);
+    let files = r.pcap.unwrap().into_files();
+    assert_eq!(files.len(), 2);
+    for (name, bytes) in &files {
+        let frames = check_joulenet_file(name, &read_as(bytes, DataLink::USER0), 3);
+        for f in &frames {
+            // IPv4 protocol 253 behind the synthetic header, WWP after it.
+            assert_eq!(f[9], 253, "{name}");
+            let ty = f[HEADER_LEN] >> 4;
+            assert!((1..=11).contains(&ty), "{name}: WWP type {ty}");
+        }
+    }
+}
+
+#[test]
+fn compressed_e2tcp_has_no_network_header_in_captures() {
+    let r = run(r#"
+[link]
+rate = "2Mbps"
+delay = "5ms"
+[flow]
+protocol = "e2tcp"
+bytes = "20kB"
+[output]
+pcap = true
+"#);
+    assert!(r.flows[0].completed);
+    let files = r.pcap.unwrap().into_files();
+    for (name, bytes) in &files {
+        let records = read_as(bytes, DataLink::USER0);
+        let frames = check_joulenet_file(name, &records, 4);
+        for (rec, f) in records.iter().zip(&frames) {
+            assert_eq!(rec.data[4], 0, "{name}: compact E2TCP has no IPv4 header");
+            // The E2TCP checksum covers the whole segment.
+            if rec.orig_len as usize == rec.data.len() {
+                assert_eq!(joulenet_wire::checksum::data(f), 0, "{name}");
+            }
+        }
+        // The client's SYN carries the addresses (S and D set).
+        assert_eq!(frames[0][0] & 0x84, 0x84, "{name}: first is the SYN");
     }
 }
 

@@ -116,6 +116,7 @@ impl Medium {
             hops: 0,
             prev: node as NodeId,
             relay: None,
+            flow: None,
         };
         let (mac, mut cx) = self.split(core);
         mac.enqueue(&mut cx, node as NodeId, frame, BROADCAST, true);

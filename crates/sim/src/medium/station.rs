@@ -721,6 +721,7 @@ impl<A: Access> Stations<A> {
             hops: f.hops,
             prev: f.prev,
             relay: f.relay,
+            flow: f.flow,
         })
     }
 
