@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Figures for docs/reproduction/rcp.md from the CSVs `joulenet reproduce rcp`
-writes (default docs/reproduction/rcp/). Usage: scripts/plot_rcp.py [DIR]"""
+writes (default results/reproduce/rcp/; the write-up's copy is
+docs/reproduction/rcp/). Usage: scripts/plot_rcp.py [DIR]"""
 import csv, re, sys, os
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    # joulenet prints what to do; a traceback would only hide it.
+    sys.exit(3)
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 

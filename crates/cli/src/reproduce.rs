@@ -46,12 +46,11 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
         Paper::Rcp => "rcp",
         Paper::Jtp => "jtp",
     };
-    // RCP's tables are kept under docs/ (its figures are drawn from them).
-    let default = match args.paper {
-        Paper::Rcp => PathBuf::from("docs/reproduction/rcp"),
-        _ => PathBuf::from("results/reproduce").join(name),
-    };
-    let out = args.out.unwrap_or(default);
+    // Outside the source tree for every paper: a quick run must not replace
+    // the write-ups' committed results (refresh those with --out).
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("results/reproduce").join(name));
     let options = Options {
         quick: args.quick,
         seeds: args.seeds,
@@ -60,8 +59,8 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
         echo: true,
     };
     let outcome = joulenet_experiments::reproduce(name, &options)?;
-    if !args.no_plots && !matches!(args.paper, Paper::Rcp) {
-        match joulenet_experiments::plot(&outcome.out, &args.scenarios) {
+    if !args.no_plots {
+        match joulenet_experiments::plot(name, &outcome.out, &args.scenarios) {
             Ok(()) => println!("figures (PNG) written to {}", outcome.out.display()),
             Err(e) => eprintln!("warning: {e}"),
         }

@@ -156,17 +156,25 @@ pub(crate) fn run_all(
 }
 
 /// Turn the figure data in `out` into PNGs with
-/// `scripts/plot_reproduction.py` (found next to the scenarios directory).
-/// A missing Python or matplotlib is an error message, not a failure of the
-/// experiment.
-pub fn plot(out: &Path, scenarios: &Path) -> Result<(), String> {
+/// `scripts/plot_reproduction.py` (`scripts/plot_rcp.py` for RCP, whose
+/// figures are drawn from its tables), found next to the scenarios
+/// directory. A missing Python or matplotlib is an error message, not a
+/// failure of the experiment.
+pub fn plot(paper: &str, out: &Path, scenarios: &Path) -> Result<(), String> {
+    let name = if paper == "rcp" {
+        "plot_rcp.py"
+    } else {
+        "plot_reproduction.py"
+    };
     let script = scenarios
         .parent()
         .unwrap_or(Path::new("."))
-        .join("scripts/plot_reproduction.py");
+        .join("scripts")
+        .join(name);
     match std::process::Command::new("python3")
         .arg(&script)
         .arg(out)
+        .stdout(std::process::Stdio::null())
         .status()
     {
         Ok(s) if s.success() => Ok(()),
