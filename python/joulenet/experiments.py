@@ -1,10 +1,10 @@
 """Named experiments: the scenario files shipped in the repository's
-``scenarios/`` directory (and ``scenarios/reproduce/``, where the papers'
-``reproduce`` experiments live), runnable through the same API as any
-scenario.
+``scenarios/`` directory, runnable through the same API as any scenario. A
+file at the top is named by its stem (``demo``); one in a paper's or
+topic's folder by folder and stem (``jtp/linear``, ``wwp/onoff``).
 
->>> joulenet.experiments.names()
-['demo', 'ge-tcp-variants']
+>>> joulenet.experiments.names()[:3]
+['demo', 'e2tcp/congested', 'e2tcp/gilbert']
 >>> res = joulenet.experiments.reproduce("ge-tcp-variants", seeds=range(5), store="ge.db")
 
 The directory is ``$JOULENET_SCENARIOS`` if set, else the ``scenarios/``
@@ -32,14 +32,13 @@ def directory() -> Path:
 
 
 def paths() -> Dict[str, Path]:
-    """Experiment name → TOML file (``reproduce/x.toml`` is named ``x``
-    unless a top-level ``x.toml`` exists)."""
+    """Experiment name → TOML file: ``x.toml`` is ``x``, ``folder/x.toml``
+    is ``folder/x``."""
     d = directory()
     found: Dict[str, Path] = {}
-    for sub in (d / "reproduce", d):
-        if sub.is_dir():
-            for p in sorted(sub.glob("*.toml")):
-                found[p.stem] = p
+    if d.is_dir():
+        for p in sorted(d.rglob("*.toml")):
+            found[p.relative_to(d).with_suffix("").as_posix()] = p
     return dict(sorted(found.items()))
 
 

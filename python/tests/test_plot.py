@@ -64,7 +64,8 @@ def test_example_script_runs(tmp_path):
 
 
 def test_experiments_are_runnable(tmp_path):
-    assert "demo" in joulenet.experiments.names()
+    names = joulenet.experiments.names()
+    assert "demo" in names and "jtp/linear" in names and "wwp/onoff" in names
     res = joulenet.experiments.reproduce("demo", seeds=2, store=str(tmp_path / "demo.db"),
                                          workers=2, progress=False)
     assert len(res) == 5 * 2  # the demo's own sweep: five protocols
