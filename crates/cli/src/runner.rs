@@ -304,6 +304,26 @@ fn aggregate_json(
     serde_json::Value::Array(rows)
 }
 
+/// A capture folder named by what it holds: the point's parameters
+/// (`flow.protocol=sack,link.loss.rate=0.1`), or `default` without a
+/// sweep; characters a file name cannot hold become `_`.
+fn point_folder(point: &ParamPoint) -> String {
+    if point.is_empty() {
+        return "default".into();
+    }
+    point
+        .iter()
+        .map(|(k, v)| format!("{k}={}", value_text(v)))
+        .collect::<Vec<_>>()
+        .join(",")
+        .chars()
+        .map(|c| match c {
+            '/' | '\\' | '"' | ':' | '*' | '?' | '<' | '>' | '|' | ' ' => '_',
+            c => c,
+        })
+        .collect()
+}
+
 /// The aggregate across seeds as CSV: one row per parameter point, its
 /// parameters, the seed count, and each metric's mean and 95% half-width
 /// (empty where undefined), the same numbers as `runs.json`'s `aggregate`.
@@ -366,11 +386,10 @@ fn write_outputs(
     }
     for (i, run) in runs.iter_mut().enumerate() {
         if let Some(capture) = run.pcap.take() {
-            let sub = dir.join(format!(
-                "pcap/point{}-seed{}",
-                i / per_point,
-                run.context.seed
-            ));
+            let sub = dir
+                .join("pcap")
+                .join(point_folder(&points[i / per_point]))
+                .join(format!("seed{}", run.context.seed));
             capture.write_to(&sub).map_err(io)?;
         }
     }

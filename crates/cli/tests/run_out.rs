@@ -1,5 +1,6 @@
-//! `joulenet run --out DIR` writes every file its help names, and the
-//! aggregate CSV holds the same numbers as runs.json's aggregate.
+//! `joulenet run --out DIR` writes every file its help names, the aggregate
+//! CSV holds the same numbers as runs.json's aggregate, and captures are
+//! filed by parameter point and seed.
 
 use std::process::Command;
 
@@ -8,7 +9,15 @@ fn out_writes_the_files_its_help_promises_with_one_aggregate_row_per_point() {
     let dir = std::env::temp_dir().join(format!("joulenet-out-{}", std::process::id()));
     let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/demo.toml");
     let status = Command::new(env!("CARGO_BIN_EXE_joulenet"))
-        .args(["run", "-q", "--seeds", "1..3", "--out"])
+        .args([
+            "run",
+            "-q",
+            "--seeds",
+            "1..3",
+            "--set",
+            "output.pcap=true",
+            "--out",
+        ])
         .arg(&dir)
         .arg(scenario)
         .output()
@@ -43,6 +52,21 @@ fn out_writes_the_files_its_help_promises_with_one_aggregate_row_per_point() {
         let mean: f64 = row[col].parse().unwrap();
         assert_eq!(mean, point["energy_j_mean"].as_f64().unwrap());
         assert_eq!(row[0], point["params"]["flow.protocol"].as_str().unwrap());
+    }
+    // Captures are filed by what they hold: the point's parameters, the seed.
+    for point in aggregate {
+        let folder: Vec<String> = point["params"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+            .collect();
+        let folder = folder.join(",");
+        assert!(folder.starts_with("flow.protocol="), "{folder}");
+        for seed in [1, 2] {
+            let sub = dir.join("pcap").join(&folder).join(format!("seed{seed}"));
+            assert!(sub.is_dir(), "{} missing", sub.display());
+        }
     }
     std::fs::remove_dir_all(&dir).ok();
 }
