@@ -22,7 +22,7 @@
 //! (the path's report is the rate), no variable period and no urgent
 //! feedback, no loss tolerance and no energy advice.
 
-use std::collections::BTreeMap;
+use crate::jtp::reorder::Reorder;
 
 use joulenet_wire::jtp::{JtpAck, JtpData, JtpPacket, JtpRepr, PROTOCOL, RATE_UNKNOWN};
 
@@ -34,20 +34,13 @@ use crate::time::Time;
 
 const FEEDBACK: TimerId = TimerId(0);
 
-/// The destination refuses sequence numbers this far beyond its
-/// cumulative ACK (JTP's bound).
-const MAX_AHEAD: u32 = 1 << 16;
-
 pub struct AtpReceiver {
     cfg: AtpConfig,
     timers: TimerTable,
     /// The source, once a packet arrived.
     peer: Option<Addr>,
-    /// Everything below this was delivered.
-    next: u32,
-    /// Packets above a hole, waiting.
-    waiting: BTreeMap<u32, Vec<u8>>,
-    highest: Option<u32>,
+    /// Delivered, waiting and given-up packets.
+    reorder: Reorder,
     fin_seq: Option<u32>,
     finished: bool,
     /// Stamped rates since the last feedback: sum and count.
@@ -67,9 +60,7 @@ impl AtpReceiver {
             cfg,
             timers: TimerTable::new(),
             peer: None,
-            next: 0,
-            waiting: BTreeMap::new(),
-            highest: None,
+            reorder: Reorder::default(),
             fin_seq: None,
             finished: false,
             samples: (0.0, 0),
@@ -82,14 +73,8 @@ impl AtpReceiver {
 
     /// Holes between the cumulative ACK and the highest packet received.
     fn snack(&self) -> Vec<u32> {
-        let Some(top) = self.highest else {
-            return Vec::new();
-        };
         let room = self.cfg.max_snack.min(self.cfg.format.max_ack_entries());
-        (self.next..top)
-            .filter(|s| !self.waiting.contains_key(s))
-            .take(room)
-            .collect()
+        self.reorder.holes(room)
     }
 
     /// The arrival rate plus the mean stamped rate since the last
@@ -117,12 +102,12 @@ impl AtpReceiver {
             fin: self.finished,
             urgent: false,
             flow: self.cfg.flow,
-            cum_ack: self.next,
+            cum_ack: self.reorder.next(),
             rate: self.take_rate(net.now()),
             energy_budget: 0,
             feedback_period_us: (self.cfg.feedback_period.as_nanos() / 1_000).min(u32::MAX as u64)
                 as u32,
-            highest: self.highest.map_or(0, |h| h.saturating_add(1)),
+            highest: self.reorder.highest().map_or(0, |h| h.saturating_add(1)),
             snack: self.snack(),
             local: Vec::new(),
         };
@@ -141,16 +126,15 @@ impl AtpReceiver {
     }
 
     fn deliver_in_order(&mut self, net: &mut dyn Net) {
-        while let Some(payload) = self.waiting.remove(&self.next) {
+        while let Some(payload) = self.reorder.pop_in_order() {
             net.deliver(&payload);
-            self.next += 1;
         }
     }
 
     fn on_data(&mut self, net: &mut dyn Net, from: Addr, d: JtpData<'_>) {
         self.stats.packets_received += 1;
         self.stats.bytes_received += d.payload.len() as u64;
-        if d.flow != self.cfg.flow || d.seq >= self.next.saturating_add(MAX_AHEAD) {
+        if d.flow != self.cfg.flow || self.reorder.too_far(d.seq) {
             self.stats.unexpected_dropped += 1;
             return;
         }
@@ -162,7 +146,7 @@ impl AtpReceiver {
             self.samples.0 += d.available_rate as f64;
             self.samples.1 += 1;
         }
-        if self.finished || d.seq < self.next || self.waiting.contains_key(&d.seq) {
+        if self.finished || self.reorder.is_duplicate(d.seq) {
             self.duplicates += 1;
             if self.finished {
                 // The source has not heard that we are done.
@@ -173,10 +157,9 @@ impl AtpReceiver {
         if d.flags.fin {
             self.fin_seq = Some(d.seq);
         }
-        self.highest = Some(self.highest.map_or(d.seq, |h| h.max(d.seq)));
-        self.waiting.insert(d.seq, d.payload.to_vec());
+        self.reorder.insert(d.seq, d.payload);
         self.deliver_in_order(net);
-        if self.fin_seq.is_some_and(|f| self.next > f) {
+        if self.fin_seq.is_some_and(|f| self.reorder.next() > f) {
             self.finished = true;
             net.deliver_finished();
             self.send_feedback(net);

@@ -29,6 +29,7 @@ pub mod config;
 pub mod hop;
 pub mod receiver;
 pub mod relay;
+pub mod reorder;
 pub mod sender;
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@
 //! the application needs: it gives up on holes while the share given up
 //! stays within the tolerance, and delivers the stream without them.
 
-use std::collections::BTreeMap;
+use crate::jtp::reorder::Reorder;
 
 use joulenet_wire::jtp::{JtpAck, JtpData, JtpPacket, JtpRepr, PROTOCOL, RATE_UNKNOWN};
 
@@ -27,11 +27,6 @@ const FEEDBACK: TimerId = TimerId(0);
 /// EWMA gain of the mean energy used per packet (ours).
 const ENERGY_GAIN: f64 = 0.1;
 
-/// Packets beyond the cumulative ACK the destination accepts; a sequence
-/// number further ahead is not from a source it granted a rate to (and
-/// would make a tolerant receiver walk billions of holes). Ours.
-pub const MAX_AHEAD: u32 = 1 << 16;
-
 pub struct JtpReceiver {
     cfg: JtpConfig,
     timers: TimerTable,
@@ -39,11 +34,8 @@ pub struct JtpReceiver {
     controller: Pi2Md,
     /// The source, once a packet arrived.
     peer: Option<Addr>,
-    /// Everything below this was delivered.
-    next: u32,
-    /// Packets above a hole, waiting.
-    waiting: BTreeMap<u32, Vec<u8>>,
-    highest: Option<u32>,
+    /// Delivered, waiting and given-up packets.
+    reorder: Reorder,
     fin_seq: Option<u32>,
     finished: bool,
     /// The rate granted to the source, packets/s.
@@ -66,9 +58,7 @@ impl JtpReceiver {
             rate_pps: cfg.initial_rate_bps / (8.0 * cfg.wire_packet_len() as f64),
             cfg,
             peer: None,
-            next: 0,
-            waiting: BTreeMap::new(),
-            highest: None,
+            reorder: Reorder::default(),
             fin_seq: None,
             finished: false,
             mean_energy: None,
@@ -89,17 +79,6 @@ impl JtpReceiver {
             self.cfg.feedback_packets,
             self.rate_pps,
         )
-    }
-
-    /// Holes between the cumulative ACK and the highest packet received.
-    fn snack(&self, room: usize) -> Vec<u32> {
-        let Some(top) = self.highest else {
-            return Vec::new();
-        };
-        (self.next..top)
-            .filter(|s| !self.waiting.contains_key(s))
-            .take(room)
-            .collect()
     }
 
     fn send_ack(&mut self, net: &mut dyn Net, urgent: bool) {
@@ -128,12 +107,12 @@ impl JtpReceiver {
             fin: self.finished,
             urgent,
             flow: self.cfg.flow,
-            cum_ack: self.next,
+            cum_ack: self.reorder.next(),
             rate: (self.rate_pps * self.packet_bits()).min((RATE_UNKNOWN - 1) as f64) as u32,
             energy_budget: budget,
             feedback_period_us: (period.as_nanos() / 1_000).min(u32::MAX as u64) as u32,
-            highest: self.highest.map_or(0, |h| h.saturating_add(1)),
-            snack: self.snack(room),
+            highest: self.reorder.highest().map_or(0, |h| h.saturating_add(1)),
+            snack: self.reorder.holes(room),
             local: Vec::new(),
         };
         let mut buf = net.packet_buffer();
@@ -158,16 +137,17 @@ impl JtpReceiver {
     /// (`skipped + 1 ≤ lt · (highest + 1)`); with lt = 0 (jtp0) never.
     fn advance(&mut self, net: &mut dyn Net) {
         loop {
-            if let Some(payload) = self.waiting.remove(&self.next) {
+            if let Some(payload) = self.reorder.pop_in_order() {
                 net.deliver(&payload);
-                self.next += 1;
                 continue;
             }
-            let Some(top) = self.highest else { break };
+            let Some(top) = self.reorder.highest() else {
+                break;
+            };
             let allowed = self.cfg.loss_tolerance * (top as f64 + 1.0);
-            if top > self.next && (self.skipped + 1) as f64 <= allowed {
+            if top > self.reorder.next() && (self.skipped + 1) as f64 <= allowed {
                 self.skipped += 1;
-                self.next += 1;
+                self.reorder.skip();
                 continue;
             }
             break;
@@ -181,13 +161,13 @@ impl JtpReceiver {
             self.stats.unexpected_dropped += 1;
             return;
         }
-        if d.seq >= self.next.saturating_add(MAX_AHEAD) {
+        if self.reorder.too_far(d.seq) {
             self.stats.unexpected_dropped += 1;
             return;
         }
         let first = self.peer.is_none();
         self.peer = Some(from);
-        if self.finished || d.seq < self.next || self.waiting.contains_key(&d.seq) {
+        if self.finished || self.reorder.is_duplicate(d.seq) {
             // A duplicate (a probe after a lost ACK, or a copy from two
             // caches): say again where we are.
             self.duplicates += 1;
@@ -208,10 +188,9 @@ impl JtpReceiver {
         if d.flags.fin {
             self.fin_seq = Some(d.seq);
         }
-        self.highest = Some(self.highest.map_or(d.seq, |h| h.max(d.seq)));
-        self.waiting.insert(d.seq, d.payload.to_vec());
+        self.reorder.insert(d.seq, d.payload);
         self.advance(net);
-        if self.fin_seq.is_some_and(|f| self.next > f) {
+        if self.fin_seq.is_some_and(|f| self.reorder.next() > f) {
             self.finished = true;
             net.deliver_finished();
             self.send_ack(net, false);
