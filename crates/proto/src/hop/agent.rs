@@ -799,32 +799,10 @@ impl HopAgent {
         };
         let at_sink = f.role == Role::Sink;
         let full = || FrameBitmap::full(shape.frames as usize);
-        if f.delivered.contains(&key.block_num) {
-            // The destination has it: nothing to move, and the end-to-end
-            // BACK that this relay saw pass was lost upstream. Answer for
-            // the destination.
-            self.send_answers(
-                net,
-                vec![Answer {
-                    to: prev,
-                    key,
-                    back: full(),
-                }],
-            );
-            if virtual_ttl.is_some() {
-                self.counters.e2e_backs += 1;
-                self.simple(
-                    net,
-                    key.flow_id,
-                    key.block_num,
-                    HopMessage::EndToEndBack,
-                    false,
-                );
-            }
-            return;
-        }
-        if at_sink && key.block_num < f.next {
-            // Delivered already: the BACK (or the end-to-end BACK) was lost.
+        // The destination has it (a relay saw the end-to-end BACK pass) or,
+        // at the sink, delivered it already: nothing to move, and the BACK
+        // or end-to-end BACK was lost upstream. Answer for the destination.
+        if f.delivered.contains(&key.block_num) || (at_sink && key.block_num < f.next) {
             self.send_answers(
                 net,
                 vec![Answer {
