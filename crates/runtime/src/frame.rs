@@ -25,6 +25,7 @@
 //! never panic, on any input.
 
 use core::fmt;
+use std::sync::OnceLock;
 
 use joulenet_registry::{Entry, ProtocolSpec, Wire};
 
@@ -110,14 +111,24 @@ pub struct Protocol {
 impl Protocol {
     /// Every protocol the runtime carries, in registry order.
     pub fn all() -> impl Iterator<Item = Protocol> {
-        joulenet_registry::entries().filter_map(|entry| match entry.wire {
-            Wire::Code(code) => Some(Protocol {
-                entry,
-                code,
-                datagram: (entry.make)().is_datagram(),
-            }),
-            Wire::Unavailable(_) => None,
-        })
+        // Built once: every datagram's header is looked up here
+        // (`from_code`), and making an entry's configuration allocates.
+        static TABLE: OnceLock<Vec<Protocol>> = OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                joulenet_registry::entries()
+                    .filter_map(|entry| match entry.wire {
+                        Wire::Code(code) => Some(Protocol {
+                            entry,
+                            code,
+                            datagram: (entry.make)().is_datagram(),
+                        }),
+                        Wire::Unavailable(_) => None,
+                    })
+                    .collect()
+            })
+            .iter()
+            .copied()
     }
 
     /// The protocols that repair losses (files can be sent over them).
