@@ -242,8 +242,13 @@ impl Ctx {
         Scenario::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
 
-    /// Run `base` with `sets` (`key=value` overrides) for every seed; means.
-    pub fn measure(&mut self, base: &Scenario, sets: &[String]) -> Result<Measure, String> {
+    /// `base` with `sets` (`key=value` overrides) and its one point.
+    /// `table()` leaves the file's sweep out: the overrides choose the point.
+    fn point_of(
+        &self,
+        base: &Scenario,
+        sets: &[String],
+    ) -> Result<(Scenario, joulenet_sim::ParamPoint), String> {
         let mut table = base.table().clone();
         for s in sets {
             let (k, v) = parse_override(s).map_err(|e| e.to_string())?;
@@ -252,6 +257,12 @@ impl Ctx {
         let scenario = Scenario::from_table(table, base.name(), self.dir.clone())
             .map_err(|e| format!("{} with {sets:?}: {e}", base.name()))?;
         let point = scenario.points().remove(0);
+        Ok((scenario, point))
+    }
+
+    /// Run `base` with `sets` (`key=value` overrides) for every seed; means.
+    pub fn measure(&mut self, base: &Scenario, sets: &[String]) -> Result<Measure, String> {
+        let (scenario, point) = self.point_of(base, sets)?;
         let mut m = Measure::default();
         for seed in 1..=self.seeds {
             let r: RunResult =
@@ -293,15 +304,7 @@ impl Ctx {
     /// Every seed's run of `base` with `sets` (`key=value` overrides), in
     /// seed order, on all cores.
     pub fn runs_of(&mut self, base: &Scenario, sets: &[String]) -> Result<Vec<RunResult>, String> {
-        let mut table = base.table().clone();
-        for s in sets {
-            let (k, v) = parse_override(s).map_err(|e| e.to_string())?;
-            set_path(&mut table, &k, v).map_err(|e| e.to_string())?;
-        }
-        // `table()` leaves the file's sweep out: the overrides choose the point.
-        let scenario = Scenario::from_table(table, base.name(), self.dir.clone())
-            .map_err(|e| format!("{} with {sets:?}: {e}", base.name()))?;
-        let point = scenario.points().remove(0);
+        let (scenario, point) = self.point_of(base, sets)?;
         let seeds: Vec<u64> = (1..=self.seeds).collect();
         let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
         let runs = run_all(&scenario, &[point], &seeds, jobs)?;
