@@ -75,3 +75,26 @@ fn scenario_mistakes_are_named() {
         assert!(err.contains("empty"), "{name}: {err}");
     }
 }
+
+/// `reproduce` without its scenario folder (run outside the repository)
+/// fails, and says how to point it at the folder (issue 17).
+#[test]
+fn reproduce_without_its_scenarios_says_to_pass_them() {
+    let empty = std::env::temp_dir().join(format!("jn-no-scenarios-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let scenarios = empty.join("scenarios");
+    let out = empty.join("out");
+    let (code, err) = joulenet(&[
+        "reproduce",
+        "jtp",
+        "--quick",
+        "--no-plots",
+        "--scenarios",
+        scenarios.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--scenarios"), "{err}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
