@@ -2,7 +2,9 @@
 //! bursty wireless link, over several seeds, printed as one table.
 
 use clap::Args;
-use joulenet_sim::output::{self, Table};
+use joulenet_sim::interval::Interval;
+use joulenet_sim::output;
+use joulenet_sim::present;
 use joulenet_sim::scenario::value_text;
 use joulenet_sim::{RunResult, Scenario};
 
@@ -44,30 +46,19 @@ fn part(args: &DemoArgs, text: &str, name: &str, path: &str) -> Result<(), Strin
     let started = std::time::Instant::now();
     let runs = run_all(&scenario, &points, &seeds, jobs, args.quiet)?;
     println!("joulenet demo — {}", scenario_description(text));
-    println!(
-        "{} seeds per protocol; mean ± 95% confidence interval\n",
-        seeds.len()
-    );
-    let mut t = Table::new(&[
-        "protocol",
-        "goodput Mb/s",
-        "time s",
-        "retx pkts",
-        "timeouts",
-        "energy J",
-        "µJ/bit",
-        "efficiency ε",
-        "overhead o",
-    ]);
-    for (i, p) in points.iter().enumerate() {
-        let group: Vec<&RunResult> = runs[i * seeds.len()..(i + 1) * seeds.len()]
-            .iter()
-            .collect();
-        let mut row = vec![p.values().map(value_text).collect::<Vec<_>>().join(" ")];
-        row.extend(output::aggregate(&group).iter().map(output::format_ci));
-        t.row(row);
-    }
-    print!("{}", t.render());
+    println!("{} seeds per protocol\n", seeds.len());
+    let rows: Vec<(String, Vec<Option<Interval>>)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let group: Vec<&RunResult> = runs[i * seeds.len()..(i + 1) * seeds.len()]
+                .iter()
+                .collect();
+            let label = p.values().map(value_text).collect::<Vec<_>>().join(" ");
+            (label, output::aggregate(&group))
+        })
+        .collect();
+    print!("{}", present::aggregate_table("protocol", &rows));
     println!(
         "\n{} runs in {:.2} s wall. Scenario: {path} (joulenet run {path} --seeds 1..6).",
         runs.len(),

@@ -7,7 +7,9 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use joulenet_sim::interval::Interval;
 use joulenet_sim::output::{self, Table, AGGREGATE_METRICS};
+use joulenet_sim::present;
 use joulenet_sim::scenario::{parse_override, value_text};
 use joulenet_sim::{ParamPoint, RunResult, Scenario};
 
@@ -254,17 +256,19 @@ pub fn human_report(runs: &[RunResult], points: &[ParamPoint], per_point: usize)
         out.push('\n');
     }
     if per_point > 1 || points.len() > 1 {
-        out.push_str(&format!("mean ± 95% CI over {per_point} seed(s):\n"));
-        let mut header = vec!["point"];
-        header.extend(AGGREGATE_METRICS.iter().copied());
-        let mut t = Table::new(&header);
-        for (i, p) in points.iter().enumerate() {
-            let group: Vec<&RunResult> = runs[i * per_point..(i + 1) * per_point].iter().collect();
-            let mut row = vec![point_label(p)];
-            row.extend(output::aggregate(&group).iter().map(output::format_ci));
-            t.row(row);
-        }
-        out.push_str(&t.render());
+        out.push_str(&format!(
+            "mean and 95% interval over {per_point} seed(s):\n"
+        ));
+        let rows: Vec<(String, Vec<Option<Interval>>)> = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let group: Vec<&RunResult> =
+                    runs[i * per_point..(i + 1) * per_point].iter().collect();
+                (point_label(p), output::aggregate(&group))
+            })
+            .collect();
+        out.push_str(&present::aggregate_table("point", &rows));
     }
     out
 }
@@ -295,8 +299,11 @@ fn aggregate_json(
                 );
                 obj.insert(
                     format!("{name}_ci95"),
-                    serde_json::json!(ci.map(|c| c.half_width).filter(|h| h.is_finite())),
+                    serde_json::json!(ci.map(|c| c.t_half_width).filter(|h| h.is_finite())),
                 );
+                let bound = |b: Option<f64>| serde_json::json!(b.filter(|_| per_point > 1));
+                obj.insert(format!("{name}_lo"), bound(ci.map(|c| c.lo)));
+                obj.insert(format!("{name}_hi"), bound(ci.map(|c| c.hi)));
             }
             serde_json::Value::Object(obj)
         })
@@ -325,8 +332,10 @@ fn point_folder(point: &ParamPoint) -> String {
 }
 
 /// The aggregate across seeds as CSV: one row per parameter point, its
-/// parameters, the seed count, and each metric's mean and 95% half-width
-/// (empty where undefined), the same numbers as `runs.json`'s `aggregate`.
+/// parameters, the seed count, and each metric's mean, Student's t 95%
+/// half-width and the 95% interval kept inside the metric's domain
+/// (`lo`, `hi`; empty where undefined), the same numbers as `runs.json`'s
+/// `aggregate`.
 fn aggregate_csv(runs: &[RunResult], points: &[ParamPoint], per_point: usize) -> String {
     let rows = aggregate_json(runs, points, per_point);
     let rows = rows.as_array().expect("aggregate rows");
@@ -338,6 +347,8 @@ fn aggregate_csv(runs: &[RunResult], points: &[ParamPoint], per_point: usize) ->
     for name in AGGREGATE_METRICS {
         header.push(format!("{name}_mean"));
         header.push(format!("{name}_ci95"));
+        header.push(format!("{name}_lo"));
+        header.push(format!("{name}_hi"));
     }
     let mut text = header.join(",") + "\n";
     for row in rows {

@@ -52,6 +52,21 @@ fn out_writes_the_files_its_help_promises_with_one_aggregate_row_per_point() {
         let mean: f64 = row[col].parse().unwrap();
         assert_eq!(mean, point["energy_j_mean"].as_f64().unwrap());
         assert_eq!(row[0], point["params"]["flow.protocol"].as_str().unwrap());
+        // Every metric's interval holds its mean and respects its domain:
+        // none of these can be negative.
+        for name in [
+            "goodput_mbps",
+            "retransmitted_packets",
+            "timeouts",
+            "energy_j",
+        ] {
+            let get = |suffix: &str| point[format!("{name}_{suffix}")].as_f64().unwrap();
+            let (lo, mean, hi) = (get("lo"), get("mean"), get("hi"));
+            assert!(
+                0.0 <= lo && lo <= mean && mean <= hi,
+                "{name}: {lo} {mean} {hi}"
+            );
+        }
     }
     // Captures are filed by what they hold: the point's parameters, the seed.
     for point in aggregate {

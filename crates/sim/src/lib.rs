@@ -8,7 +8,7 @@
 //!
 //! Entry points: [`Scenario`] (load and validate TOML), [`run`] (one seed of
 //! one parameter point), [`RunResult`] (what comes out), [`output`]
-//! (tables, JSON, CSV).
+//! (tables, JSON, CSV), [`present`] (units and intervals people read).
 //!
 //! This crate must not depend on sockets, threads, the wall clock (except to
 //! report how long a run took) or the command-line interface.
@@ -19,6 +19,7 @@ pub mod ctx;
 pub mod endpoint;
 pub mod event;
 pub mod frame;
+pub mod interval;
 pub mod link;
 pub mod link_hooks;
 pub mod link_schedule;
@@ -27,6 +28,7 @@ pub mod metrics;
 pub mod output;
 pub mod pattern;
 pub mod pcap;
+pub mod present;
 pub mod protocols;
 pub mod relays;
 pub mod result;

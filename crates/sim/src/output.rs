@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::metrics::{mean_ci95, MeanCi};
+use crate::interval::{interval95, Interval};
+use crate::present::METRICS;
 use crate::result::{RunContext, RunResult};
 
 /// A plain text table with aligned columns.
@@ -200,23 +201,18 @@ pub fn aggregate_values(r: &RunResult) -> Vec<Option<f64>> {
     ]
 }
 
-/// Mean ± 95% CI of each aggregate metric over a set of runs (one point).
-pub fn aggregate(runs: &[&RunResult]) -> Vec<Option<MeanCi>> {
+/// The mean and 95% interval of each aggregate metric over a set of runs
+/// (one point), inside the metric's domain (`crate::interval`).
+pub fn aggregate(runs: &[&RunResult]) -> Vec<Option<Interval>> {
     let values: Vec<Vec<Option<f64>>> = runs.iter().map(|r| aggregate_values(r)).collect();
-    (0..AGGREGATE_METRICS.len())
-        .map(|m| {
+    METRICS
+        .iter()
+        .enumerate()
+        .map(|(m, info)| {
             let xs: Option<Vec<f64>> = values.iter().map(|v| v[m]).collect();
-            xs.and_then(|xs| mean_ci95(&xs))
+            xs.and_then(|xs| interval95(&xs, info.domain))
         })
         .collect()
-}
-
-pub fn format_ci(c: &Option<MeanCi>) -> String {
-    match c {
-        None => "-".into(),
-        Some(c) if c.half_width.is_nan() => format!("{:.4}", c.mean),
-        Some(c) => format!("{:.4} ± {:.4}", c.mean, c.half_width),
-    }
 }
 
 /// One JSON document for a run (context, flows, nodes, links, summary, series).

@@ -1,0 +1,348 @@
+//! Numbers for people: what each aggregate metric is called, its unit, the
+//! SI prefix a column of it reads best in, and the table that prints means
+//! with their 95% intervals and a legend defining every derived metric.
+//!
+//! Machine outputs (JSON, CSV) keep their raw keys and units; only what a
+//! person reads goes through here.
+
+use std::fmt::Write as _;
+
+use crate::interval::{Domain, Interval, Method, BOOTSTRAP_RESAMPLES};
+use crate::output::Table;
+#[cfg(test)]
+use crate::output::AGGREGATE_METRICS;
+
+/// Which way a metric is better, for naming a winner.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// What a person needs to read one aggregate metric.
+#[derive(Copy, Clone, Debug)]
+pub struct MetricInfo {
+    /// The key in JSON and CSV outputs ([`AGGREGATE_METRICS`]).
+    pub key: &'static str,
+    pub label: &'static str,
+    /// The paper's symbol, where it has one (E2TCP's ε and o).
+    pub symbol: Option<&'static str>,
+    /// The SI unit of the quantity, before any prefix; empty when it is a
+    /// count or dimensionless.
+    pub unit: &'static str,
+    /// Factor from the stored value to `unit` (goodput is stored in Mbit/s).
+    pub to_unit: f64,
+    pub domain: Domain,
+    pub better: Better,
+    pub definition: &'static str,
+}
+
+/// The aggregate metrics, in [`AGGREGATE_METRICS`]'s order.
+pub const METRICS: &[MetricInfo] = &[
+    MetricInfo {
+        key: "goodput_mbps",
+        label: "goodput",
+        symbol: None,
+        unit: "bit/s",
+        to_unit: 1e6,
+        domain: Domain::NonNegative,
+        better: Better::Higher,
+        definition: "bits delivered by all measured flows over their common interval",
+    },
+    MetricInfo {
+        key: "completion_time_s",
+        label: "time",
+        symbol: None,
+        unit: "s",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Lower,
+        definition: "mean completion time of the measured flows",
+    },
+    MetricInfo {
+        key: "retransmitted_packets",
+        label: "retransmissions",
+        symbol: None,
+        unit: "",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Lower,
+        definition: "data packets sent again, all measured flows",
+    },
+    MetricInfo {
+        key: "timeouts",
+        label: "timeouts",
+        symbol: None,
+        unit: "",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Lower,
+        definition: "retransmission timeouts, all measured flows",
+    },
+    MetricInfo {
+        key: "energy_j",
+        label: "energy",
+        symbol: None,
+        unit: "J",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Lower,
+        definition: "every node's radio energy over the run (S)",
+    },
+    MetricInfo {
+        key: "energy_per_bit_uj",
+        label: "energy/bit",
+        symbol: None,
+        unit: "J",
+        to_unit: 1e-6,
+        domain: Domain::NonNegative,
+        better: Better::Lower,
+        definition: "S over the bits delivered by the measured flows",
+    },
+    MetricInfo {
+        key: "efficiency",
+        label: "efficiency",
+        symbol: Some("ε"),
+        unit: "",
+        to_unit: 1.0,
+        domain: Domain::Unit,
+        better: Better::Higher,
+        definition: "= M/S, where S is the energy spent and M the minimum: every \
+                     delivered bit sent once over each wireless hop, with no header, ACK or \
+                     retransmission (E2TCP's definition)",
+    },
+    MetricInfo {
+        key: "energy_overhead",
+        label: "overhead",
+        symbol: Some("o"),
+        unit: "",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Lower,
+        definition: "= (S − M)/M, the energy spent beyond the minimum, per unit of it",
+    },
+];
+
+/// The description of an aggregate metric by its key.
+pub fn metric(key: &str) -> Option<&'static MetricInfo> {
+    METRICS.iter().find(|m| m.key == key)
+}
+
+/// An SI prefix and the factor it divides by.
+fn prefix_for(largest: f64) -> (&'static str, f64) {
+    const PREFIXES: [(&str, f64); 7] = [
+        ("G", 1e9),
+        ("M", 1e6),
+        ("k", 1e3),
+        ("", 1.0),
+        ("m", 1e-3),
+        ("µ", 1e-6),
+        ("n", 1e-9),
+    ];
+    if largest == 0.0 || !largest.is_finite() {
+        return ("", 1.0);
+    }
+    PREFIXES
+        .iter()
+        .copied()
+        .find(|(_, f)| largest >= *f)
+        .unwrap_or(PREFIXES[PREFIXES.len() - 1])
+}
+
+/// How one column prints: the unit with its prefix, the scale and the
+/// decimals that give the column's largest value three significant digits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    pub header: String,
+    scale: f64,
+    decimals: usize,
+}
+
+impl Column {
+    /// The column for `info` holding these values (in the stored unit).
+    pub fn new(info: &MetricInfo, values: &[f64]) -> Column {
+        let largest = values
+            .iter()
+            .map(|v| (v * info.to_unit).abs())
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max);
+        // Seconds read best as s, ms or µs, never ks; counts take no prefix.
+        let (prefix, factor) = match info.unit {
+            "" => ("", 1.0),
+            "s" if largest >= 1.0 => ("", 1.0),
+            _ => prefix_for(largest),
+        };
+        let scaled = largest / factor;
+        // Three significant digits for the column's largest value.
+        let decimals = match scaled {
+            s if s >= 100.0 || s == 0.0 => 0,
+            s if s >= 10.0 => 1,
+            s if s >= 1.0 => 2,
+            _ => 3,
+        };
+        let unit = if info.unit.is_empty() {
+            String::new()
+        } else {
+            format!("{prefix}{}", info.unit)
+        };
+        let name = match info.symbol {
+            Some(s) => format!("{s} {}", info.label),
+            None => info.label.to_string(),
+        };
+        Column {
+            header: if unit.is_empty() {
+                name
+            } else {
+                format!("{name} {unit}")
+            },
+            scale: info.to_unit / factor,
+            decimals,
+        }
+    }
+
+    /// A value in this column's unit and precision.
+    pub fn value(&self, v: f64) -> String {
+        format!("{:.*}", self.decimals, v * self.scale)
+    }
+
+    /// `mean (lo–hi)`, with `†` when the interval is a bootstrap one.
+    pub fn interval(&self, i: &Interval) -> String {
+        match i.method {
+            Method::Single => self.value(i.mean),
+            Method::StudentT | Method::Bootstrap => format!(
+                "{} ({}–{}){}",
+                self.value(i.mean),
+                self.value(i.lo),
+                self.value(i.hi),
+                if i.method == Method::Bootstrap {
+                    "†"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
+/// The aggregate table: one row per labelled point, each metric's mean and
+/// 95% interval in a unit chosen per column, then a legend defining the
+/// derived metrics and saying how the intervals were made.
+pub fn aggregate_table(first: &str, rows: &[(String, Vec<Option<Interval>>)]) -> String {
+    let columns: Vec<Column> = METRICS
+        .iter()
+        .enumerate()
+        .map(|(m, info)| {
+            let means: Vec<f64> = rows
+                .iter()
+                .filter_map(|(_, cells)| cells[m].map(|i| i.hi.max(i.mean)))
+                .collect();
+            Column::new(info, &means)
+        })
+        .collect();
+    let mut header = vec![first];
+    header.extend(columns.iter().map(|c| c.header.as_str()));
+    let mut table = Table::new(&header);
+    for (label, cells) in rows {
+        let mut row = vec![label.clone()];
+        row.extend(
+            cells
+                .iter()
+                .zip(&columns)
+                .map(|(i, c)| i.as_ref().map_or("-".into(), |i| c.interval(i))),
+        );
+        table.row(row);
+    }
+    let mut out = table.render();
+    out.push('\n');
+    out.push_str(&legend(rows));
+    out
+}
+
+/// What the derived metrics and the intervals mean.
+fn legend(rows: &[(String, Vec<Option<Interval>>)]) -> String {
+    let mut out = String::new();
+    for info in METRICS.iter().filter(|m| m.symbol.is_some()) {
+        let _ = writeln!(
+            out,
+            "{} {} {}",
+            info.symbol.unwrap_or_default(),
+            info.label,
+            info.definition
+        );
+    }
+    let cells = || rows.iter().flat_map(|(_, c)| c.iter().flatten());
+    let seeds = cells().map(|i| i.n).max().unwrap_or(0);
+    if seeds > 1 {
+        let _ = write!(
+            out,
+            "(lo–hi): 95% interval of the mean over {seeds} seeds, Student's t"
+        );
+        if cells().any(|i| i.method == Method::Bootstrap) {
+            let _ = write!(
+                out,
+                "; † percentile bootstrap ({BOOTSTRAP_RESAMPLES} resamples), where t would \
+                 leave the quantity's range (below 0, or above 1 for ε)"
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::interval95;
+
+    #[test]
+    fn the_catalogue_follows_the_aggregate_metrics() {
+        let keys: Vec<&str> = METRICS.iter().map(|m| m.key).collect();
+        assert_eq!(keys, AGGREGATE_METRICS);
+    }
+
+    #[test]
+    fn energy_per_bit_reads_in_microjoules() {
+        let c = Column::new(metric("energy_per_bit_uj").unwrap(), &[1.688, 2.13]);
+        assert_eq!(c.header, "energy/bit µJ");
+        assert_eq!(c.value(1.688), "1.69");
+    }
+
+    #[test]
+    fn goodput_takes_the_prefix_of_its_largest_value() {
+        let c = Column::new(metric("goodput_mbps").unwrap(), &[0.25, 0.9]);
+        assert_eq!(c.header, "goodput kbit/s");
+        assert_eq!(c.value(0.25), "250");
+        let c = Column::new(metric("goodput_mbps").unwrap(), &[1.3, 12.0]);
+        assert_eq!(c.header, "goodput Mbit/s");
+        assert_eq!(c.value(1.3), "1.3");
+    }
+
+    #[test]
+    fn short_times_read_in_milliseconds_and_long_ones_in_seconds() {
+        let info = metric("completion_time_s").unwrap();
+        assert_eq!(Column::new(info, &[0.0123]).header, "time ms");
+        assert_eq!(Column::new(info, &[0.0123]).value(0.0123), "12.3");
+        assert_eq!(Column::new(info, &[4000.0]).header, "time s");
+    }
+
+    #[test]
+    fn counts_take_no_prefix_and_no_spurious_decimals() {
+        let c = Column::new(metric("retransmitted_packets").unwrap(), &[204.2, 80.4]);
+        assert_eq!(c.header, "retransmissions");
+        assert_eq!(c.value(204.2), "204");
+    }
+
+    #[test]
+    fn the_table_marks_bootstrap_intervals_and_defines_epsilon_and_o() {
+        let skewed = interval95(&[0.0, 0.0, 2.0, 0.0, 400.0], Domain::NonNegative);
+        let plain = interval95(&[1.0, 1.2, 1.1, 0.9, 1.0], Domain::NonNegative);
+        let mut cells = vec![plain; METRICS.len()];
+        cells[2] = skewed;
+        let text = aggregate_table("protocol", &[("sack".into(), cells)]);
+        assert!(text.contains('†'), "{text}");
+        assert!(text.contains("ε efficiency = M/S"), "{text}");
+        assert!(text.contains("o overhead = (S − M)/M"), "{text}");
+        assert!(text.contains("over 5 seeds"), "{text}");
+        assert!(!text.contains("(-"), "no negative lower bound: {text}");
+    }
+}
