@@ -96,7 +96,7 @@ def run(
 
 def report(store: Any, out: Any = "report.html", **kwargs: Any) -> str:
     """Write a self-contained HTML report of a sweep store; see
-    :func:`joulenet.report.write_report`."""
-    from .report import write_report
+    :func:`joulenet.reporting.write_report`."""
+    from .reporting import write_report
 
     return write_report(store, out, **kwargs)

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
-        from .report import main as report_main
+        from .reporting import main as report_main
 
         return report_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m joulenet")

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from . import units
 from .stats import mean_ci
 
 Frame = Union[pd.DataFrame, Any]  # a DataFrame or a SweepResult
@@ -27,15 +28,18 @@ def _figure(figsize=(6.4, 4.0)) -> Figure:
     return Figure(figsize=figsize, layout="constrained")
 
 
-_UNITS = [("_bps", " (bit/s)"), ("_j", " (J)"), ("_ms", " (ms)"), ("_s", " (s)")]
+def _scale(metric: str, values: Iterable[float]) -> tuple:
+    """(factor from stored values to plotted ones, axis label): the SI
+    prefix that reads best for these values, so that no axis carries a
+    1e-6 offset."""
+    base = units.to_base(metric)
+    divisor, unit = units.si_prefix([v * base for v in values], units.metric(metric).unit)
+    return base / divisor, units.axis_label(metric, unit)
 
 
 def _label(metric: str) -> str:
-    """``energy_per_bit_j`` → ``energy per bit (J)``."""
-    for suffix, unit in _UNITS:
-        if metric.endswith(suffix):
-            return metric[: -len(suffix)].replace("_", " ") + unit
-    return metric.replace("_", " ")
+    """``energy_per_bit_j`` → ``energy per bit``, ``efficiency`` → ``ε efficiency``."""
+    return units.axis_label(metric, "")
 
 
 def metric_vs_param(
@@ -57,26 +61,27 @@ def metric_vs_param(
     if entity is not None:
         df = df[df["entity"] == str(entity)]
     by = [hue, x] if hue else [x]
-    stats = mean_ci(df, by)
+    stats = mean_ci(df, by, domain=units.metric(metric).domain)
+    factor, ylabel = _scale(metric, pd.concat([stats["mean"], stats["hi"]]).dropna())
     fig = _figure()
     ax = fig.add_subplot()
     groups = stats.groupby(hue, sort=True) if hue else [(None, stats)]
     for name, g in groups:
         g = g.sort_values(x)
         xs = g[x].to_numpy()
-        line = ax.plot(xs, g["mean"], marker="o", label=str(name) if hue else None)[0]
-        lo, hi = g["lo"].to_numpy(dtype=float), g["hi"].to_numpy(dtype=float)
+        line = ax.plot(xs, g["mean"] * factor, marker="o", label=str(name) if hue else None)[0]
+        lo, hi = g["lo"].to_numpy(dtype=float) * factor, g["hi"].to_numpy(dtype=float) * factor
         ok = ~np.isnan(lo)
         if ok.any():
             ax.fill_between(xs[ok], lo[ok], hi[ok], alpha=0.2, color=line.get_color())
     if logx:
         ax.set_xscale("log")
-    ax.set_xlabel(x)
-    ax.set_ylabel(_label(metric))
+    ax.set_xlabel(units.parameter_label(x))
+    ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     if hue:
-        ax.legend(title=hue)
-    ax.set_title(title or f"{_label(metric)} (mean, 95% CI)")
+        ax.legend(title=units.parameter_label(hue))
+    ax.set_title(title or f"{_label(metric)}: mean and 95% interval over seeds")
     return fig
 
 
@@ -84,14 +89,19 @@ def cdf(
     flows: Frame,
     metric: str = "goodput_bps",
     hue: Optional[str] = "protocol",
-    scale: float = 1e-6,
+    scale: Optional[float] = None,
     xlabel: Optional[str] = None,
     title: Optional[str] = None,
 ) -> Figure:
-    """Empirical CDF of a per-flow metric (default goodput in Mbit/s), one
-    curve per ``hue`` value. ``flows`` is a flows DataFrame (``.flows`` of
-    a run or a sweep) or a SweepResult."""
+    """Empirical CDF of a per-flow metric (default goodput), one curve per
+    ``hue`` value, in the SI unit that reads best (or multiplied by
+    ``scale`` if given). ``flows`` is a flows DataFrame (``.flows`` of a run
+    or a sweep) or a SweepResult."""
     df = flows.flows if hasattr(flows, "flows") and not isinstance(flows, pd.DataFrame) else flows
+    if scale is None:
+        scale, auto_label = _scale(metric, df[metric].dropna().to_numpy(dtype=float))
+    else:
+        auto_label = f"{_label(metric)} ×{scale:g}"
     fig = _figure()
     ax = fig.add_subplot()
     groups = df.groupby(hue, sort=True) if hue else [(None, df)]
@@ -101,20 +111,18 @@ def cdf(
             continue
         y = np.arange(1, len(v) + 1) / len(v)
         ax.step(v, y, where="post", label=str(name) if hue else None)
-    ax.set_xlabel(xlabel or (f"{_label(metric)} ×{scale:g}" if scale != 1 else _label(metric)))
-    if metric == "goodput_bps" and scale == 1e-6 and xlabel is None:
-        ax.set_xlabel("goodput (Mbit/s)")
+    ax.set_xlabel(xlabel or auto_label)
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
     if hue:
-        ax.legend(title=hue)
+        ax.legend(title=units.parameter_label(hue))
     ax.set_title(title or f"CDF of per-flow {_label(metric)}")
     return fig
 
 
 def goodput_cdf(flows: Frame, hue: Optional[str] = "protocol") -> Figure:
-    """CDF of per-flow goodput (Mbit/s) per protocol."""
+    """CDF of per-flow goodput per protocol."""
     return cdf(flows, "goodput_bps", hue)
 
 
@@ -131,13 +139,15 @@ def box(
     df = df[(df["metric"] == metric) & (df["kind"] == kind)]
     names: List[Any] = sorted(df[by].dropna().unique(), key=lambda v: (str(type(v)), v))
     values = [df[df[by] == n]["value"].dropna().to_numpy(dtype=float) for n in names]
+    factor, ylabel = _scale(metric, np.concatenate(values) if values else [])
+    values = [v * factor for v in values]
     fig = _figure()
     ax = fig.add_subplot()
     ax.boxplot(values, showfliers=True)
     ax.set_xticks(range(1, len(names) + 1))
     ax.set_xticklabels([str(n) for n in names])
-    ax.set_xlabel(by)
-    ax.set_ylabel(_label(metric))
+    ax.set_xlabel(units.parameter_label(by))
+    ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title or f"{_label(metric)} (quartiles)")
     return fig

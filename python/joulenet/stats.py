@@ -1,10 +1,14 @@
-"""Means and 95% confidence intervals (Student's t), as the CLI reports them."""
+"""Means and 95% intervals, as the CLI reports them: Student's t, or the
+percentile bootstrap (4000 resamples, fixed seed) where t would leave the
+quantity's domain (a negative count, an efficiency above 1). The same rule
+as ``crates/sim/src/interval.rs``."""
 
 from __future__ import annotations
 
 import math
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import pandas as pd
 
 _T975 = [
@@ -39,25 +43,73 @@ def ci95(values: Iterable[float]) -> float:
     return t975(n - 1) * math.sqrt(var / n)
 
 
+BOOTSTRAP_RESAMPLES = 4000
+_BOOTSTRAP_SEED = 0x6A6F756C656E6574  # "joulenet"
+
+
+def _inside(x: float, domain: str) -> bool:
+    if domain == "nonnegative":
+        return x >= 0
+    if domain == "unit":
+        return 0 <= x <= 1
+    return True
+
+
+def interval95(values: Iterable[float], domain: str = "real") -> Tuple[float, float, str]:
+    """(lo, hi, method) of the 95% interval of the mean of ``values``.
+
+    ``domain`` is ``"real"``, ``"nonnegative"`` or ``"unit"`` ([0, 1]).
+    Student's t unless it would leave the domain; then the percentile
+    bootstrap of the mean, which stays within the samples' range. ``method``
+    is ``"t"``, ``"bootstrap"`` or ``"single"`` (fewer than two values: NaN
+    bounds)."""
+    xs = np.array([float(x) for x in values if x is not None and not pd.isna(x)])
+    if len(xs) < 2:
+        return math.nan, math.nan, "single"
+    mean, half = float(xs.mean()), ci95(xs)
+    lo, hi = mean - half, mean + half
+    if _inside(lo, domain) and _inside(hi, domain):
+        return lo, hi, "t"
+    rng = np.random.Generator(np.random.PCG64(_BOOTSTRAP_SEED))
+    means = xs[rng.integers(0, len(xs), size=(BOOTSTRAP_RESAMPLES, len(xs)))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi), "bootstrap"
+
+
 def mean_ci(
     df: pd.DataFrame,
     by: Union[str, Sequence[str]],
     value: str = "value",
+    domain: Optional[str] = None,
 ) -> pd.DataFrame:
-    """Per group of ``by``: ``n``, ``mean``, ``std``, ``ci95`` (half-width),
-    ``lo`` and ``hi``. NaN values are ignored.
+    """Per group of ``by``: ``n``, ``mean``, ``std``, ``ci95`` (Student's t
+    half-width), ``lo``, ``hi`` and ``method`` (:func:`interval95`). NaN
+    values are ignored.
 
-    >>> mean_ci(res.df.query("metric == 'energy_j'"), by=["flow.protocol"])
+    ``domain`` bounds the interval; by default it is each metric's own
+    (:mod:`joulenet.units`) when ``by`` includes ``metric``, else the reals
+    (plain mean ± t).
+
+    >>> mean_ci(res.df.query("metric == 'energy_j'"), by=["flow.protocol"], domain="nonnegative")
     """
+    from .units import metric as describe
+
     by_list: List[str] = [by] if isinstance(by, str) else list(by)
-    if not by_list:
-        g = df[[value]].assign(_all=0).groupby("_all")[value]
-    else:
-        g = df.groupby(by_list, sort=True, dropna=False)[value]
+    frame = df if by_list else df[[value]].assign(_all=0)
+    keys = by_list or ["_all"]
+    g = frame.groupby(keys, sort=True, dropna=False)[value]
     out = g.agg(n="count", mean="mean", std="std")
     out["ci95"] = g.agg(ci95)
-    out["lo"] = out["mean"] - out["ci95"]
-    out["hi"] = out["mean"] + out["ci95"]
+    bounds = []
+    for key, values in g:
+        row_key = key if isinstance(key, tuple) else (key,)
+        dom = domain
+        if dom is None:
+            dom = describe(str(row_key[keys.index("metric")])).domain if "metric" in keys else "real"
+        bounds.append(interval95(values, dom))
+    out["lo"] = [b[0] for b in bounds]
+    out["hi"] = [b[1] for b in bounds]
+    out["method"] = [b[2] for b in bounds]
     out = out.reset_index()
     if not by_list:
         out = out.drop(columns="_all")
@@ -70,8 +122,11 @@ def metric_mean_ci(
     by: Union[str, Sequence[str]],
     kind: Optional[str] = None,
 ) -> pd.DataFrame:
-    """:func:`mean_ci` of one metric of a tidy (long-format) sweep frame."""
+    """:func:`mean_ci` of one metric of a tidy (long-format) sweep frame,
+    its interval kept inside the metric's domain."""
+    from .units import metric as describe
+
     sel = tidy[tidy["metric"] == metric]
     if kind is not None:
         sel = sel[sel["kind"] == kind]
-    return mean_ci(sel, by)
+    return mean_ci(sel, by, domain=describe(metric).domain)

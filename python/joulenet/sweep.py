@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 
 import pandas as pd
 
-from . import _joulenet
+from . import _joulenet, units
 from ._source import ScenarioLike, Source, plain, resolve
 from ._worker import run_task
 from .result import CONTEXT_COLUMNS, RunResult, context_columns, with_context
@@ -348,7 +348,8 @@ class SweepResult:
         by: Optional[Sequence[str]] = None,
         entity: Optional[str] = None,
     ) -> pd.DataFrame:
-        """Mean and 95% confidence interval of ``metric`` (of ``kind``
+        """Mean and 95% interval (:func:`joulenet.stats.interval95`, inside
+        the metric's domain) of ``metric`` (of ``kind``
         flow/node/link/summary) over seeds, per parameter point (or per the
         columns ``by``). For flows and nodes, values of every entity are
         pooled unless ``entity`` picks one (``"0"``)."""
@@ -356,11 +357,12 @@ class SweepResult:
         df = df[(df["metric"] == metric) & (df["kind"] == kind)]
         if entity is not None:
             df = df[df["entity"] == str(entity)]
-        return mean_ci(df, list(by) if by is not None else self.params)
+        return mean_ci(df, list(by) if by is not None else self.params,
+                       domain=units.metric(metric).domain)
 
     def aggregate(self, metrics: Optional[Sequence[str]] = None, kind: str = "summary") -> pd.DataFrame:
-        """Mean ± 95% CI of several metrics per parameter point, one row per
-        (point, metric)."""
+        """Mean and 95% interval of several metrics per parameter point, one
+        row per (point, metric), each interval inside its metric's domain."""
         df = self.df
         df = df[df["kind"] == kind]
         if metrics is not None:

@@ -46,8 +46,19 @@ def test_report_python_and_cli(tmp_path, swept):
     joulenet.report(db, out)
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 4
-    assert "Mean ± 95% CI" in page and joulenet.version() in page
+    assert "Means and 95% intervals over seeds" in page and joulenet.version() in page
+    # The summary comes first, names a winner per metric and says whether
+    # its interval is clear of the runner-up's.
+    assert page.index("<h2>Summary</h2>") < page.index("<h2>Scenario")
+    assert "ahead of the next" in page and "(higher is better)" in page
+    assert "intervals separate at" in page
+    # Units people read: SI-prefixed headers, no exponent notation, ε defined.
+    assert "goodput (Mbit/s)" in page or "goodput (kbit/s)" in page
+    assert "energy per bit (µJ)" in page and "e-0" not in page.split("<h2>Manifest")[0]
+    assert "ε efficiency" in page and "M/S" in page
     assert "src=\"http" not in page  # self-contained
+    # Calling it again works: importing the module must not shadow the function.
+    joulenet.report(db, tmp_path / "again.html")
     out2 = tmp_path / "cli.html"
     subprocess.run([sys.executable, "-m", "joulenet", "report", str(db), "-o", str(out2)],
                    check=True, capture_output=True)
