@@ -2,7 +2,8 @@
 //! NSDI 2009): the multi-hop microbenchmark (§5.2), graceful degradation
 //! under injected loss (§5.1.2), the component breakdown (§5.4), 30
 //! concurrent flows (§5.3), the 7-to-1 access point (§5.5, Table 3) and the
-//! partitioned path (§5.7, Table 4).
+//! partitioned path (§5.7, Table 4) and the delay of one small file beside
+//! backlogged flows (§5.6.1, Fig. 13).
 //!
 //! The paper's 20-node UMass testbed cannot be copied; its substitutes are
 //! our 802.11b chain (one flow), one 802.11b link with loss injected below
@@ -115,7 +116,8 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     breakdown(ctx)?;
     partitions(ctx)?;
     concurrent_flows(ctx)?;
-    access_point(ctx)
+    access_point(ctx)?;
+    micro_block_delay(ctx)
 }
 
 /// What one protocol measured over every seed at one point.
@@ -616,5 +618,98 @@ fn access_point(ctx: &mut Ctx) -> Result<(), String> {
         "hop_access_point.csv",
         "protocol,mean_kbps,median_kbps,jain,energy_uj_per_bit",
         &rows,
+    )
+}
+
+/// `base` with the size of its last `[[flows]]` entry (the small file) set.
+fn small_file_of(ctx: &Ctx, base: &Scenario, bytes: u64) -> Result<Scenario, String> {
+    let mut table = base.table().clone();
+    let last = table
+        .get_mut("flows")
+        .and_then(|f| f.as_array_mut())
+        .and_then(|f| f.last_mut())
+        .and_then(|f| f.as_table_mut())
+        .ok_or_else(|| format!("{}: no [[flows]] entry for the small file", base.name()))?;
+    last.insert("bytes".into(), (bytes as i64).into());
+    Scenario::from_table(table, base.name(), ctx.dir.clone()).map_err(|e| e.to_string())
+}
+
+/// §5.6.1, Fig. 13: the delay of one small file sent to an access point
+/// while four hidden or neighbouring stations send continually.
+fn micro_block_delay(ctx: &mut Ctx) -> Result<(), String> {
+    let base = ctx.load("micro-block.toml")?;
+    let sizes: &[u64] = if ctx.quick {
+        &[4, 64]
+    } else {
+        &[1, 2, 4, 8, 16, 32, 64, 128]
+    };
+    const VARIANTS: &[(&str, &[&str])] = &[
+        ("hop", &["flow.protocol=\"hop\""]),
+        ("cubic", &["flow.protocol=\"cubic\""]),
+        (
+            "cubic+RTS/CTS",
+            &["flow.protocol=\"cubic\"", "medium.rts_threshold=true"],
+        ),
+    ];
+    ctx.say(
+        "\n§5.6.1 small-file delay (Fig. 13): 4 backlogged stations and one small file (at 20 s) \
+         to an access point; completion time of the file, s (— = not within 40 s, never); TCP's \
+         includes its handshake (the paper subtracts it)\n",
+    );
+    ctx.say(&format!("{:>6} |", "KB"));
+    for (label, _) in VARIANTS {
+        ctx.say(&format!(" {label:>13} |"));
+    }
+    ctx.say(&format!(" {:>10}\n", "hop µJ/bit"));
+    let mut rows = Vec::new();
+    let mut fig = Vec::new();
+    for &kb in sizes {
+        let scenario = small_file_of(ctx, &base, kb * 1000)?;
+        ctx.say(&format!("{kb:>6} |"));
+        let mut hop_energy = f64::NAN;
+        for (label, sets) in VARIANTS {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let runs = ctx.runs_of(&scenario, &sets)?;
+            let delays: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.flows.last().and_then(|f| f.completion_time_s))
+                .collect();
+            let delay = if delays.len() == runs.len() {
+                mean(&delays)
+            } else {
+                f64::NAN
+            };
+            let energy = Sample::of(&runs).energy();
+            if *label == "hop" {
+                hop_energy = energy;
+            }
+            let shown = if delay.is_nan() {
+                "—".to_string()
+            } else {
+                format!("{delay:.3}")
+            };
+            ctx.say(&format!(" {shown:>13} |"));
+            rows.push(format!("{kb},{label},{delay},{},{energy}", delays.len()));
+            if !delay.is_nan() {
+                fig.push((kb as f64, label.to_string(), delay));
+            }
+        }
+        ctx.say(&format!(" {hop_energy:>10.2}\n"));
+    }
+    ctx.say(
+        "paper: Hop's delay below TCP's (with or without RTS/CTS) at every size, 3-15x below 16 KB\n",
+    );
+    ctx.csv(
+        "hop_micro_block.csv",
+        "kbytes,protocol,delay_s,completed_runs,energy_uj_per_bit",
+        &rows,
+    )?;
+    ctx.figure(
+        "hop_micro_block",
+        "Small-file delay at an access point (§5.6.1, Fig. 13)",
+        "file size (KB)",
+        "delay (s)",
+        true,
+        &fig,
     )
 }

@@ -39,7 +39,7 @@ pub const PAPERS: &[(&str, &str)] = &[
     ),
     (
         "hop",
-        "Hop vs TCP, hop-by-hop TCP, UDP (§5.1.2, 5.2, 5.3, 5.4, 5.5, 5.7)",
+        "Hop vs TCP, hop-by-hop TCP, UDP (§5.1.2, 5.2, 5.3, 5.4, 5.5, 5.6.1, 5.7)",
     ),
 ];
 

@@ -32,7 +32,7 @@ fn quick_hop_reproduction_degrades_gracefully_and_crosses_partitions() {
         echo: false,
     };
     let outcome = reproduce("hop", &options).unwrap();
-    for section in ["§5.2", "§5.1.2", "§5.4", "§5.7", "§5.3", "§5.5"] {
+    for section in ["§5.2", "§5.1.2", "§5.4", "§5.7", "§5.3", "§5.5", "§5.6.1"] {
         assert!(outcome.report.contains(section), "{}", outcome.report);
     }
 
