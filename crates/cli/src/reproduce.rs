@@ -16,6 +16,8 @@ pub enum Paper {
     Rcp,
     /// JTP vs rate-based TCP-SACK and ATP-like (Figs. 2 and 6, equations 5 and 6)
     Jtp,
+    /// Hop vs TCP, hop-by-hop TCP, UDP (§5.1.2, 5.2, 5.3, 5.4, 5.5, 5.6.1, 5.7)
+    Hop,
 }
 
 #[derive(Args)]
@@ -45,6 +47,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
         Paper::E2tcp => "e2tcp",
         Paper::Rcp => "rcp",
         Paper::Jtp => "jtp",
+        Paper::Hop => "hop",
     };
     // Outside the source tree for every paper: a quick run must not replace
     // the write-ups' committed results (refresh those with --out).

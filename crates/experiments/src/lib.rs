@@ -11,6 +11,7 @@
 //! Depends on the simulator only; it must not depend on the CLI or Python.
 
 mod e2tcp;
+mod hop;
 mod jtp;
 mod rcp;
 mod wwp;
@@ -35,6 +36,10 @@ pub const PAPERS: &[(&str, &str)] = &[
     (
         "jtp",
         "JTP vs rate-based TCP-SACK and ATP-like (Figs. 2 and 6, equations 5 and 6)",
+    ),
+    (
+        "hop",
+        "Hop vs TCP, hop-by-hop TCP, UDP (§5.1.2, 5.2, 5.3, 5.4, 5.5, 5.6.1, 5.7)",
     ),
 ];
 
@@ -102,6 +107,7 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
     match paper {
         "wwp" => wwp::reproduce(&mut ctx)?,
         "jtp" => jtp::reproduce(&mut ctx)?,
+        "hop" => hop::reproduce(&mut ctx)?,
         _ => e2tcp::reproduce(&mut ctx)?,
     }
     let summary = format!(
@@ -235,7 +241,7 @@ impl Ctx {
         if !self.dir.is_dir() {
             return Err(format!(
                 "no scenario folder {}: run from joulenet's repository root, or pass \
-                 --scenarios DIR (the folder holding wwp/, e2tcp/, rcp/, jtp/)",
+                 --scenarios DIR (the folder holding wwp/, e2tcp/, rcp/, jtp/, hop/)",
                 self.dir.display()
             ));
         }

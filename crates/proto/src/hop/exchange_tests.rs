@@ -546,6 +546,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Whatever each node already holds of a block (received or
+    /// overheard), a virtual retransmission moves over each hop exactly
+    /// the frames the next node lacks, and nothing else.
+    #[test]
+    fn virtual_retransmission_moves_only_missing_frames_whatever_is_cached(
+        hops in 1usize..5,
+        held in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 40), 4),
+    ) {
+        let data = pattern(20_000);
+        let mut cfg = small_cfg();
+        cfg.ack_withholding = false;
+        let mut line = Line::new(cfg, hops, &data, 1);
+        let whole = line.nodes[0].cache.block(key(0)).unwrap().clone();
+        prop_assert!(whole.frame(39).is_some() && whole.frame(40).is_none(), "40 frames of 500");
+        let mut expected = Vec::new();
+        for node in 1..=hops {
+            let mine = &held[node - 1];
+            for (i, _) in mine.iter().enumerate().filter(|(_, h)| **h) {
+                line.nodes[node]
+                    .cache
+                    .insert_frame(key(0), i as u16, whole.frame(i).unwrap(), true);
+            }
+            expected.push(mine.iter().filter(|h| !**h).count() as u64);
+        }
+        line.nodes[0].virtual_ttl.insert(0, line.cfg.ttl);
+        prop_assert!(line.run(), "the exchange did not settle");
+        prop_assert_eq!(&line.delivered, &data);
+        prop_assert_eq!(&line.frames_moved, &expected);
+    }
+}
+
 /// Two senders hidden from each other send one block each to the same
 /// receiver: a step in which both send data loses every frame of it (a
 /// collision); control frames (BSYN, BACK) go with link ARQ and arrive.
