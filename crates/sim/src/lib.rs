@@ -19,6 +19,7 @@ pub mod ctx;
 pub mod endpoint;
 pub mod event;
 pub mod frame;
+mod lifetime;
 pub mod link;
 pub mod link_hooks;
 pub mod link_schedule;

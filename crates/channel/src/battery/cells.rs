@@ -28,7 +28,10 @@ pub const CELLS: &[Cell] = &[
         name: "aa-alkaline-2s",
         description: "two AA alkaline cells in series, 2500 mAh at 3.0 V",
         capacity_j: 2.5 * HOUR * 3.0,
-        kibam: KibamParams { c: 0.166, k: 2.03e-3 },
+        kibam: KibamParams {
+            c: 0.166,
+            k: 2.03e-3,
+        },
         peukert: PeukertParams {
             exponent: 1.3,
             rated_s: 20.0 * HOUR,
@@ -38,7 +41,10 @@ pub const CELLS: &[Cell] = &[
         name: "li-ion-18650",
         description: "one 18650 Li-ion cell, 3400 mAh at 3.6 V",
         capacity_j: 3.4 * HOUR * 3.6,
-        kibam: KibamParams { c: 0.625, k: 4.5e-5 },
+        kibam: KibamParams {
+            c: 0.625,
+            k: 4.5e-5,
+        },
         peukert: PeukertParams {
             exponent: 1.05,
             rated_s: 5.0 * HOUR,

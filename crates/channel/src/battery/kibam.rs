@@ -208,13 +208,23 @@ mod tests {
             }
         }
         assert!(delivered > continuous * 1.05, "{delivered} vs {continuous}");
-        let pulse = |time: f64| if time % period < period / 2.0 { on_w } else { 0.0 };
+        let pulse = |time: f64| {
+            if time % period < period / 2.0 {
+                on_w
+            } else {
+                0.0
+            }
+        };
         let (y1, _) = rk4(300.0, 700.0, pulse, 200.0);
         let mut s = b;
         for _ in 0..10 {
             s = s.step(on_w, period / 2.0).step(0.0, period / 2.0);
         }
-        assert!((s.available_j - y1).abs() < 1e-3, "{} vs {y1}", s.available_j);
+        assert!(
+            (s.available_j - y1).abs() < 1e-3,
+            "{} vs {y1}",
+            s.available_j
+        );
         assert!(t > 0.0);
     }
 

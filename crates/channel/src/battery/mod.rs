@@ -179,8 +179,7 @@ impl Battery {
     /// When to check again: the earliest possible depletion, and at most
     /// [`Battery::STEP`] for the models that average the load per step.
     pub fn next_check(&self, max_power_w: f64) -> Duration {
-        let bound =
-            Battery::next_check_after(self.available_j(), self.drain_bound_w(max_power_w));
+        let bound = Battery::next_check_after(self.available_j(), self.drain_bound_w(max_power_w));
         match self.model {
             BatteryModel::Ideal => bound,
             _ => bound.min(Battery::STEP),
@@ -291,10 +290,16 @@ mod tests {
 
     #[test]
     fn peukert_lifetime_follows_the_law() {
-        let p = PeukertParams { exponent: 1.2, rated_s: 1000.0 };
+        let p = PeukertParams {
+            exponent: 1.2,
+            rated_s: 1000.0,
+        };
         let battery = Battery::with_model(1000.0, BatteryModel::Peukert(p)).unwrap();
         let lifetime = drive(battery, |_| 4.0, 4.0);
-        assert!((lifetime - p.lifetime_s(4.0, 1000.0)).abs() < 1e-3, "{lifetime}");
+        assert!(
+            (lifetime - p.lifetime_s(4.0, 1000.0)).abs() < 1e-3,
+            "{lifetime}"
+        );
     }
 
     /// Runs the simulator's check loop against a load `power(t)` bounded by

@@ -133,7 +133,10 @@ impl FrameModel {
     /// the stack (received, broadcast or overheard); a discarded frame never
     /// reaches the stack and costs nothing extra.
     pub fn cross_factor(tx_j: f64, rx_j: f64) -> FrameModel {
-        let (tx, rx) = (Linear::micro(0.0, tx_j * 1e6), Linear::micro(0.0, rx_j * 1e6));
+        let (tx, rx) = (
+            Linear::micro(0.0, tx_j * 1e6),
+            Linear::micro(0.0, rx_j * 1e6),
+        );
         FrameModel {
             name: "cross-factor".into(),
             baseline_idle: false,
@@ -229,10 +232,19 @@ mod tests {
         let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
         assert!(close(uj(FrameRole::Send, 1024), 1.9 * 1024.0 + 420.0));
         assert!(close(uj(FrameRole::Send, 64), 1.9 * 64.0 + 420.0));
-        assert!(close(uj(FrameRole::SendBroadcast, 512), 1.9 * 512.0 + 250.0));
+        assert!(close(
+            uj(FrameRole::SendBroadcast, 512),
+            1.9 * 512.0 + 250.0
+        ));
         assert!(close(uj(FrameRole::Receive, 1024), 0.42 * 1024.0 + 330.0));
-        assert!(close(uj(FrameRole::ReceiveBroadcast, 256), 0.5 * 256.0 + 56.0));
-        assert!(close(uj(FrameRole::Overheard, 1024), 0.388 * 1024.0 + 136.0));
+        assert!(close(
+            uj(FrameRole::ReceiveBroadcast, 256),
+            0.5 * 256.0 + 56.0
+        ));
+        assert!(close(
+            uj(FrameRole::Overheard, 1024),
+            0.388 * 1024.0 + 136.0
+        ));
         // Sending a 1 kB frame costs about four times receiving it.
         let ratio = uj(FrameRole::Send, 1024) / uj(FrameRole::Receive, 1024);
         assert!((3.0..4.5).contains(&ratio), "{ratio}");
