@@ -100,6 +100,9 @@ pub struct NodeResult {
     /// was charged for.
     pub frame_j: f64,
     pub frames_charged: u64,
+    /// Initial position on a shared medium, metres (for lifetime maps).
+    pub x_m: Option<f64>,
+    pub y_m: Option<f64>,
     /// When the battery ran out (the node's lifetime), if it did.
     pub died_at_s: Option<f64>,
     /// Packets in transit that relay agents here passed on (possibly
@@ -306,6 +309,11 @@ fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> 
         on_air += s.bytes_on_air.get(n).copied().unwrap_or(0);
     }
     let node = &sim.core.nodes[n];
+    let position = sim
+        .spec
+        .medium
+        .as_ref()
+        .and_then(|m| m.positions.get(n).copied());
     NodeResult {
         node: n as u32,
         name: sim.spec.nodes[n].name.clone(),
@@ -329,6 +337,8 @@ fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> 
         residual_j: node.battery.as_ref().map(|b| b.residual_j()),
         frame_j: total.e.frame_j,
         frames_charged: total.e.frames,
+        x_m: position.map(|p| p.0),
+        y_m: position.map(|p| p.1),
         died_at_s: node.died_at.map(|t| t.as_secs_f64()),
         transit_forwarded: node.transit_forwarded,
         transit_consumed: node.transit_consumed,
