@@ -188,6 +188,46 @@ def timeseries(
     return fig
 
 
+def residual_map(
+    data: Any,
+    flows: Optional[Frame] = None,
+    title: Optional[str] = None,
+) -> Figure:
+    """Each node of a shared medium at its position, coloured by the energy
+    left in its battery at the end of the run (``residual_j`` over
+    ``battery_j``), dead nodes crossed out, and the measured flows drawn as
+    arrows from source to destination. ``data`` is a
+    :class:`~joulenet.RunResult` or its ``nodes()`` frame (with ``x_m``,
+    ``y_m``, ``residual_j``, ``battery_j``, ``died_at_s``)."""
+    nodes = data.nodes() if hasattr(data, "nodes") and not isinstance(data, pd.DataFrame) else data
+    if flows is None and hasattr(data, "flows") and not isinstance(data, pd.DataFrame):
+        flows = data.flows()
+    nodes = nodes.dropna(subset=["x_m", "y_m"])
+    fig = _figure((5.6, 4.8))
+    ax = fig.subplots()
+    share = (nodes["residual_j"] / nodes["battery_j"]).astype(float)
+    pos = {int(n): (x, y) for n, x, y in zip(nodes["node"], nodes["x_m"], nodes["y_m"])}
+    if flows is not None:
+        for _, f in _tidy(flows).iterrows():
+            a, b = pos.get(int(f["from"])), pos.get(int(f["to"]))
+            if a and b:
+                ax.annotate("", xy=b, xytext=a, arrowprops=dict(arrowstyle="->", color="0.6", lw=0.8))
+    sc = ax.scatter(nodes["x_m"], nodes["y_m"], c=share, cmap="RdYlGn", vmin=0.0, vmax=1.0, s=140, edgecolors="k", zorder=3)
+    dead = nodes[nodes["died_at_s"].notna()]
+    ax.scatter(dead["x_m"], dead["y_m"], marker="x", c="k", s=90, zorder=4, label="dead")
+    for n, (x, y) in pos.items():
+        ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(7, 6), fontsize="x-small")
+    fig.colorbar(sc, ax=ax, label="residual / capacity")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_aspect("equal")
+    if len(dead):
+        ax.legend(fontsize="small", loc="upper right")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
 def save(fig: Figure, path: Union[str, "os.PathLike[str]"], *more: Union[str, "os.PathLike[str]"], dpi: int = 150) -> None:
     """Save a figure to one or more paths; the format follows the extension
     (``.png``, ``.svg``, ``.pdf``)."""

@@ -20,10 +20,12 @@ pub mod loss;
 pub mod radio;
 pub mod units;
 
-pub use battery::Battery;
+pub use battery::{Battery, BatteryModel};
 pub use error::ParamError;
 pub use loss::{
     FrameError, FrameInfo, GeState, LossError, LossProcess, LossSpec, LossTrace, Sojourn,
 };
-pub use radio::{EnergyReport, RadioLedger, RadioPolicy, RadioProfile, StateEnergy};
+pub use radio::{
+    EnergyReport, FrameModel, FrameRole, RadioLedger, RadioPolicy, RadioProfile, StateEnergy,
+};
 pub use units::UnitError;

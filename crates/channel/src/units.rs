@@ -182,6 +182,8 @@ pub fn parse_power(text: &str) -> Result<f64, UnitError> {
 const ENERGY_UNITS: &[(&str, f64)] = &[
     ("", 1.0),
     ("J", 1.0),
+    ("uJ", 1e-6),
+    ("µJ", 1e-6),
     ("mJ", 1e-3),
     ("kJ", 1e3),
     ("MJ", 1e6),
@@ -348,6 +350,7 @@ mod tests {
         assert_eq!(parse_energy("100J"), Ok(100.0));
         assert_eq!(parse_energy("2kJ"), Ok(2000.0));
         assert!((parse_energy("500mJ").unwrap() - 0.5).abs() < 1e-15);
+        assert!((parse_energy("250uJ").unwrap() - 250e-6).abs() < 1e-18);
         assert_eq!(parse_energy("1Wh"), Ok(3600.0));
         let battery = parse_energy("2000mAh@3.7V").unwrap();
         assert!((battery - 2.0 * 3600.0 * 3.7).abs() < 1e-9, "{battery}");

@@ -1,6 +1,7 @@
 //! `joulenet list`: what a scenario can name.
 
-use joulenet_channel::radio::RadioProfile;
+use joulenet_channel::battery::cells;
+use joulenet_channel::radio::{FrameModel, FrameRole, RadioProfile};
 use joulenet_sim::protocols::{entries, Wire};
 use joulenet_sim::scenario::{LOSS_MODELS, TOPOLOGIES};
 
@@ -53,5 +54,48 @@ pub fn list() {
     println!(
         "\nenergy policies (energy.policy): always_active, ideal, intermediate (active_weight)"
     );
-    println!("\ntime series (output.series): cwnd, ssthresh, srtt_ms, rto_ms, flight, rwnd, rate, goodput, queue, channel");
+    energy_models();
+    println!("\ntime series (output.series): cwnd, ssthresh, srtt_ms, rto_ms, flight, rwnd, rate, goodput, queue, channel, energy, residual (per node)");
+}
+
+/// Energy models (`energy.model`) with their per-frame lines, and the
+/// battery models and cell presets (`[[batteries]]`).
+fn energy_models() {
+    println!("\nenergy models (energy.model):");
+    println!("  {:<16} radio state x time; optional cross_factor = {{ tx, rx }} per data frame (Serrano et al.)", "state");
+    println!(
+        "  {:<16} idle power while active + m*size + b per frame (energy.per_packet preset)",
+        "per_packet"
+    );
+    println!("\nper-packet presets (energy.per_packet):   m uJ/byte, b uJ per role");
+    for name in FrameModel::preset_names() {
+        let model = FrameModel::preset(name).expect("listed presets exist");
+        let lines: Vec<String> = FrameRole::ALL
+            .iter()
+            .map(|&role| {
+                let l = model.line(role);
+                format!(
+                    "{} {:.3}/{:.1}",
+                    role.key(),
+                    l.per_byte_j * 1e6,
+                    l.fixed_j * 1e6
+                )
+            })
+            .collect();
+        println!("  {name:<16} {}", lines.join(", "));
+    }
+    println!("\nbattery models (batteries.model): ideal, kibam (c, k 1/s), peukert (exponent, rated_hours)");
+    println!("\ncell presets (batteries.cell):        capacity     kibam c   kibam k 1/s  peukert n  rated h");
+    for cell in cells::CELLS {
+        println!(
+            "  {:<20} {:>12} {:>10.3} {:>12.2e} {:>10.2} {:>8.0}   {}",
+            cell.name,
+            format!("{:.0} J", cell.capacity_j),
+            cell.kibam.c,
+            cell.kibam.k,
+            cell.peukert.exponent,
+            cell.peukert.rated_s / 3600.0,
+            cell.description
+        );
+    }
 }

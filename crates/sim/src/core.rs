@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use joulenet_channel::battery::Battery;
 use joulenet_channel::loss::FrameInfo;
-use joulenet_channel::radio::RadioLedger;
+use joulenet_channel::radio::{FrameRole, RadioLedger};
 use joulenet_proto::{Addr, Duration, NodeId, RadioMode, Time};
 
 use crate::app::DelayLog;
@@ -447,6 +447,8 @@ impl Core {
                 );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
+            let heard = receiver_listening.then_some(lost);
+            self.charge_frame(from_radio, to_radio, (bits / 8) as u32, t_frame, heard);
             let delivered = (!lost && receiver_listening).then_some(now + t_frame + d);
             return Exchange {
                 delivered_at: delivered,
@@ -471,6 +473,8 @@ impl Core {
                 );
             self.count_attempt(li, bits, lost);
             self.register(from_radio, to_radio, start, t_frame, d, receiver_listening);
+            let heard = receiver_listening.then_some(lost);
+            self.charge_frame(from_radio, to_radio, (bits / 8) as u32, t_frame, heard);
             if lost || !receiver_listening {
                 start = start + t_frame + ack_timeout;
                 continue;
@@ -508,6 +512,29 @@ impl Core {
         c.attempts += 1;
         c.bytes_on_air += bits / 8;
         c.attempts_lost += lost as u64;
+    }
+
+    /// Charge one data frame's per-frame energy: sent by `tx`, and received
+    /// (`heard = Some(false)`) or discarded as lost (`Some(true)`) by `rx`
+    /// if it listened. Link ACKs cost only their airtime.
+    fn charge_frame(
+        &mut self,
+        tx: Option<u32>,
+        rx: Option<u32>,
+        bytes: u32,
+        airtime: Duration,
+        heard: Option<bool>,
+    ) {
+        if let Some(r) = tx {
+            self.radios[r as usize].add_frame(FrameRole::Send, bytes, airtime);
+        }
+        if let (Some(r), Some(lost)) = (rx, heard) {
+            let role = match lost {
+                true => FrameRole::Discarded,
+                false => FrameRole::Receive,
+            };
+            self.radios[r as usize].add_frame(role, bytes, airtime);
+        }
     }
 
     /// Register one transmission of `airtime` starting at `start` with the

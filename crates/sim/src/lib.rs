@@ -20,6 +20,7 @@ pub mod endpoint;
 pub mod event;
 pub mod frame;
 pub mod interval;
+mod lifetime;
 pub mod link;
 pub mod link_hooks;
 pub mod link_schedule;

@@ -163,6 +163,18 @@ pub fn run_table(r: &RunResult) -> String {
         opt(s.energy_overhead, 3),
         opt(s.jain_fairness, 3),
     );
+    if s.nodes_dead > 0 || s.energy_model != "state" {
+        let _ = writeln!(
+            out,
+            "energy model {}  nodes dead {}  first death {} s  {:.0}% dead {} s  first partition {} s",
+            s.energy_model,
+            s.nodes_dead,
+            opt(s.first_death_s, 3),
+            s.dead_fraction * 100.0,
+            opt(s.fraction_dead_s, 3),
+            opt(s.first_partition_s, 3),
+        );
+    }
     out
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use joulenet_channel::radio::EnergyReport;
+use joulenet_channel::radio::{EnergyReport, FrameModel, FrameRole, RadioProfile};
 use joulenet_proto::{Time, TransportStats};
 use serde::Serialize;
 
@@ -66,6 +66,9 @@ pub struct FlowResult {
     /// Deliveries whose bytes were not the stream's (a transport bug).
     pub corrupt_deliveries: u64,
     pub aborted: bool,
+    /// When battery deaths first cut the flow's source off from its
+    /// destination, if they did.
+    pub partitioned_at_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -88,6 +91,18 @@ pub struct NodeResult {
     pub frames_received: u64,
     pub bytes_on_air: u64,
     pub battery_j: Option<f64>,
+    /// The battery's model ("ideal", "kibam", "peukert") and the energy
+    /// left in it at the end (KiBaM: both wells, so a dead node's stranded
+    /// charge shows).
+    pub battery_model: Option<String>,
+    pub residual_j: Option<f64>,
+    /// Per-frame energy included in `tx_j` and `rx_j`, and the frames it
+    /// was charged for.
+    pub frame_j: f64,
+    pub frames_charged: u64,
+    /// Initial position on a shared medium, metres (for lifetime maps).
+    pub x_m: Option<f64>,
+    pub y_m: Option<f64>,
     /// When the battery ran out (the node's lifetime), if it did.
     pub died_at_s: Option<f64>,
     /// Packets in transit that relay agents here passed on (possibly
@@ -134,6 +149,17 @@ pub struct Summary {
     pub efficiency: Option<f64>,
     /// o = W / M = (S − M) / M.
     pub energy_overhead: Option<f64>,
+    /// The energy model (`[energy] model`): "state", "cross-factor",
+    /// "feeney-nilsson" or "custom".
+    pub energy_model: String,
+    /// Lifetime: the first node death, the time by which `dead_fraction`
+    /// of the nodes had died, and the first partition of a measured flow's
+    /// ends (all `None` if it did not happen within the run).
+    pub first_death_s: Option<f64>,
+    pub dead_fraction: f64,
+    pub fraction_dead_s: Option<f64>,
+    pub first_partition_s: Option<f64>,
+    pub nodes_dead: usize,
     pub events: u64,
 }
 
@@ -245,6 +271,7 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
         rtt_mean_ms: ms(cs.rtt.mean()),
         rtt_min_ms: ms(cs.rtt.min),
         corrupt_deliveries: sink.corrupt_deliveries + client.sink.corrupt_deliveries,
+        partitioned_at_s: sim.lifetime.partitioned_at[f].map(|t| t.as_secs_f64()),
         aborted: client.aborted_at.is_some() || server.aborted_at.is_some(),
     }
 }
@@ -282,6 +309,11 @@ fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> 
         on_air += s.bytes_on_air.get(n).copied().unwrap_or(0);
     }
     let node = &sim.core.nodes[n];
+    let position = sim
+        .spec
+        .medium
+        .as_ref()
+        .and_then(|m| m.positions.get(n).copied());
     NodeResult {
         node: n as u32,
         name: sim.spec.nodes[n].name.clone(),
@@ -301,6 +333,12 @@ fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> 
         frames_received: received,
         bytes_on_air: on_air,
         battery_j: node.battery.as_ref().map(|b| b.capacity_j),
+        battery_model: node.battery.as_ref().map(|b| b.model.name().to_string()),
+        residual_j: node.battery.as_ref().map(|b| b.residual_j()),
+        frame_j: total.e.frame_j,
+        frames_charged: total.e.frames,
+        x_m: position.map(|p| p.0),
+        y_m: position.map(|p| p.1),
         died_at_s: node.died_at.map(|t| t.as_secs_f64()),
         transit_forwarded: node.transit_forwarded,
         transit_consumed: node.transit_consumed,
@@ -328,6 +366,8 @@ impl EnergyTotals {
             a.seconds += b.seconds;
             a.joules += b.joules;
         }
+        e.frames += r.frames;
+        e.frame_j += r.frame_j;
         e.wake_transitions += r.wake_transitions;
         e.total_j += r.total_j;
     }
@@ -374,7 +414,8 @@ fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
             return 0.0;
         };
         let seconds = bytes as f64 * 8.0 / spec.phy.rate_bps as f64;
-        return hops as f64 * seconds * (spec.radio.tx_w + spec.radio.rx_w);
+        let model = &sim.spec.frame_model;
+        return hops as f64 * hop_energy(model, &spec.radio, &spec.radio, seconds, bytes);
     }
     let mut node = from as usize;
     let mut m = 0.0;
@@ -386,13 +427,37 @@ fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
         let link = &sim.core.links[l as usize];
         if let (Some(tx), Some(rx)) = (link.from_radio, link.to_radio) {
             let seconds = bytes as f64 * 8.0 / link.params.rate_bps as f64;
-            m += seconds
-                * (sim.radio_profiles[tx as usize].tx_w + sim.radio_profiles[rx as usize].rx_w);
+            let (tx, rx) = (
+                &sim.radio_profiles[tx as usize],
+                &sim.radio_profiles[rx as usize],
+            );
+            m += hop_energy(&sim.spec.frame_model, tx, rx, seconds, bytes);
         }
         node = link.to as usize;
         hops += 1;
     }
     m
+}
+
+/// The least energy of carrying `bytes` over one hop in `seconds`: the
+/// sender's and receiver's power while active (idle under a per-packet
+/// model) plus the per-byte parts of the send and receive lines. A frame's
+/// fixed cost is overhead, like its header, so M leaves it out and stays a
+/// lower bound under every model.
+fn hop_energy(
+    model: &FrameModel,
+    tx: &RadioProfile,
+    rx: &RadioProfile,
+    seconds: f64,
+    bytes: u64,
+) -> f64 {
+    let (tx_w, rx_w) = match model.baseline_idle {
+        true => (tx.idle_w, rx.idle_w),
+        false => (tx.tx_w, rx.rx_w),
+    };
+    let per_byte =
+        model.line(FrameRole::Send).per_byte_j + model.line(FrameRole::Receive).per_byte_j;
+    seconds * (tx_w + rx_w) + (bytes as f64 * per_byte).max(0.0)
 }
 
 /// Breadth-first hop count from `from` to `to`.
@@ -449,6 +514,8 @@ fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Ti
     let goodputs: Vec<f64> = measured.iter().map(|f| f.goodput_bps).collect();
     let duration = end.as_secs_f64();
     let aggregate_goodput_bps = aggregate_goodput(&measured, duration);
+    let died: Vec<Option<f64>> = nodes.iter().map(|n| n.died_at_s).collect();
+    let (first_death, fraction_dead) = crate::lifetime::deaths(&died, sim.spec.dead_fraction);
     Summary {
         duration_s: duration,
         stopped_by_limit: sim.stopped_by_limit,
@@ -463,6 +530,15 @@ fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Ti
         minimum_energy_j: m,
         efficiency: (energy > 0.0 && m > 0.0).then(|| m / energy),
         energy_overhead: (m > 0.0).then(|| (energy - m) / m),
+        energy_model: sim.spec.frame_model.name.clone(),
+        first_death_s: first_death,
+        dead_fraction: sim.spec.dead_fraction,
+        fraction_dead_s: fraction_dead,
+        first_partition_s: measured
+            .iter()
+            .filter_map(|f| f.partitioned_at_s)
+            .min_by(f64::total_cmp),
+        nodes_dead: died.iter().flatten().count(),
         events: sim.core.queue.popped(),
     }
 }

@@ -1,7 +1,8 @@
 //! Time series sampled at a fixed interval: transport gauges per flow
 //! (cwnd, srtt, ... of the sending agent; `receiver.<gauge>` of the
 //! receiving one), sending rate and goodput per flow, queue length and
-//! channel state per link direction.
+//! channel state per link direction; per node, the energy used so far
+//! (`energy`) and the energy left in its battery (`residual`).
 
 use joulenet_proto::Duration;
 use serde::Serialize;
@@ -85,6 +86,27 @@ impl Sampler {
                             time_s: t,
                             series: name.clone(),
                             entity: format!("flow{f}"),
+                            value,
+                        });
+                    }
+                }
+                "residual" | "energy" => {
+                    for n in 0..sim.core.nodes.len() {
+                        let used = sim.core.node_energy(n as u32);
+                        let value = match (name.as_str(), sim.core.nodes[n].battery) {
+                            ("energy", _) => used,
+                            (_, Some(mut battery)) => {
+                                // The battery as of now, without touching
+                                // the state its checks keep.
+                                battery.draw(used, t);
+                                battery.residual_j()
+                            }
+                            (_, None) => continue,
+                        };
+                        self.rows.push(SeriesRow {
+                            time_s: t,
+                            series: name.clone(),
+                            entity: format!("node{n}"),
                             value,
                         });
                     }

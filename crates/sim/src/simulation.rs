@@ -1,6 +1,5 @@
 //! Building a simulation from a [`Spec`] and running it to the end.
 
-use joulenet_channel::battery::Battery;
 use joulenet_channel::radio::{RadioLedger, RadioProfile};
 use joulenet_proto::{Addr, Agent, Duration, NodeId, Time};
 
@@ -47,7 +46,12 @@ pub struct Simulation {
     pub(crate) sampler: Option<Sampler>,
     pub(crate) end: Time,
     pub(crate) stopped_by_limit: bool,
+    pub(crate) lifetime: crate::lifetime::Lifetime,
 }
+
+/// The longest gap between battery checks when frames cost energy of their
+/// own: a depletion is detected at most this late.
+pub const FRAME_CHECK: Duration = Duration::from_millis(100);
 
 /// Simulated runs end at the latest here even without a stop time, so a flow
 /// that can never finish (a dead link) still ends the run.
@@ -128,6 +132,9 @@ impl Simulation {
                 &streams,
             );
         }
+        for ledger in &mut core.radios {
+            ledger.set_frame_model(spec.frame_model.clone());
+        }
         let mut sim = Simulation {
             spec: spec.clone(),
             seed,
@@ -144,6 +151,7 @@ impl Simulation {
             sampler: None,
             end: Time::ZERO,
             stopped_by_limit: false,
+            lifetime: Default::default(),
         };
         for (f, flow) in spec.flows.iter().enumerate() {
             let client = Addr::new(flow.from, flow.port);
@@ -251,6 +259,7 @@ impl Simulation {
             core.queue.push(Time::ZERO, Event::Sample);
         }
         sim.core = core;
+        sim.lifetime = crate::lifetime::Lifetime::new(&sim);
         sim
     }
 
@@ -472,14 +481,15 @@ impl Simulation {
 
     fn battery_check(&mut self, n: u32) {
         let node = n as usize;
-        let Some(battery) = self.core.nodes[node].battery else {
+        let Some(mut battery) = self.core.nodes[node].battery else {
             return;
         };
         if !self.core.nodes[node].alive() {
             return;
         }
         let used = self.core.node_energy(n);
-        let remaining = battery.remaining(used);
+        battery.draw(used, self.core.now.as_secs_f64());
+        self.core.nodes[node].battery = Some(battery);
         let max_power: f64 = self.core.nodes[node]
             .radios
             .iter()
@@ -488,11 +498,17 @@ impl Simulation {
         if max_power <= 0.0 {
             return;
         }
-        if Battery::is_depleted(remaining, max_power) {
+        if battery.depleted(max_power) {
             self.core.kill_node(n);
+            self.note_death();
             return;
         }
-        let after = Battery::next_check_after(remaining, max_power);
+        let mut after = battery.next_check(max_power);
+        // Per-frame costs arrive at once, beyond the power bound: look at
+        // least this often so that depletion is caught within it.
+        if self.spec.frame_model.charges_frames() {
+            after = after.min(FRAME_CHECK);
+        }
         self.core
             .queue
             .push(self.core.now + after, Event::BatteryCheck(n));

@@ -4,7 +4,7 @@
 
 use joulenet_channel::battery::Battery;
 use joulenet_channel::loss::LossSpec;
-use joulenet_channel::radio::{RadioPolicy, RadioProfile};
+use joulenet_channel::radio::{FrameModel, RadioPolicy, RadioProfile};
 use joulenet_proto::{Duration, NodeId};
 
 use crate::app::AppSpec;
@@ -19,6 +19,11 @@ pub struct Spec {
     pub links: Vec<LinkSpec>,
     pub flows: Vec<FlowSpec>,
     pub energy_policy: RadioPolicy,
+    /// What each frame costs beside the radio's state × time (`[energy]
+    /// model`).
+    pub frame_model: FrameModel,
+    /// The fraction of nodes whose death the lifetime metrics time.
+    pub dead_fraction: f64,
     /// Hard stop; `None` runs until every measured flow has finished.
     pub stop: Option<Duration>,
     pub output: OutputSpec,

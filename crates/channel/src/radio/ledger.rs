@@ -15,7 +15,7 @@
 //! last advance.
 
 use super::activity::ActivitySet;
-use super::{EnergyReport, RadioPolicy, RadioProfile, StateEnergy};
+use super::{EnergyReport, FrameModel, FrameRole, RadioPolicy, RadioProfile, StateEnergy};
 use joulenet_proto::{Duration, RadioMode, Time};
 
 /// What the radio is doing over a stretch of time with no edge inside it.
@@ -63,6 +63,11 @@ pub struct RadioLedger {
     /// Start of the idle gap in progress, if the radio is idling.
     gap_start: Option<Time>,
     tally: Tally,
+    frames: FrameModel,
+    /// Per-frame energy so far, of frames sent and of frames received.
+    frame_tx_j: f64,
+    frame_rx_j: f64,
+    frame_count: u64,
 }
 
 impl RadioLedger {
@@ -80,6 +85,53 @@ impl RadioLedger {
             rx: ActivitySet::default(),
             gap_start: None,
             tally: Tally::default(),
+            frames: FrameModel::state(),
+            frame_tx_j: 0.0,
+            frame_rx_j: 0.0,
+            frame_count: 0,
+        }
+    }
+
+    /// Charges frames by `model` from now on (validate it first).
+    pub fn set_frame_model(&mut self, model: FrameModel) {
+        self.frames = model;
+    }
+
+    pub fn frame_model(&self) -> &FrameModel {
+        &self.frames
+    }
+
+    /// Charges one data frame of `bytes` that took `airtime` on the air,
+    /// by what the radio did with it. Its time is integrated separately
+    /// (`add_tx`, `add_rx`); this is the cost per frame on top.
+    pub fn add_frame(&mut self, role: FrameRole, bytes: u32, airtime: Duration) {
+        let baseline = if role.is_tx() {
+            self.active_tx_w()
+        } else {
+            self.active_rx_w()
+        };
+        let cost = self.frames.cost(role, bytes, airtime, baseline);
+        if role.is_tx() {
+            self.frame_tx_j += cost;
+        } else {
+            self.frame_rx_j += cost;
+        }
+        self.frame_count += 1;
+    }
+
+    /// Power while transmitting: idle under a per-packet model, whose frame
+    /// lines are incremental over idle.
+    fn active_tx_w(&self) -> f64 {
+        match self.frames.baseline_idle {
+            true => self.profile.idle_w,
+            false => self.profile.tx_w,
+        }
+    }
+
+    fn active_rx_w(&self) -> f64 {
+        match self.frames.baseline_idle {
+            true => self.profile.idle_w,
+            false => self.profile.rx_w,
         }
     }
 
@@ -249,8 +301,10 @@ impl RadioLedger {
             joules: seconds * watts,
         };
         let p = &self.profile;
-        let tx = state(secs(tally.tx_ns), p.tx_w);
-        let rx = state(secs(tally.rx_ns), p.rx_w);
+        let mut tx = state(secs(tally.tx_ns), self.active_tx_w());
+        let mut rx = state(secs(tally.rx_ns), self.active_rx_w());
+        tx.joules += self.frame_tx_j;
+        rx.joules += self.frame_rx_j;
         let idle = state(
             w * secs(tally.gap_ns) + (1.0 - w) * secs(tally.ideal_idle_ns),
             p.idle_w,
@@ -273,6 +327,8 @@ impl RadioLedger {
             off,
             transition,
             wake_transitions: tally.wakes + ideal_wakes,
+            frames: self.frame_count,
+            frame_j: self.frame_tx_j + self.frame_rx_j,
             total_j: tx.joules
                 + rx.joules
                 + idle.joules

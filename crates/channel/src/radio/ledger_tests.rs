@@ -324,3 +324,30 @@ proptest! {
         prop_assert!(report.total_j >= 0.0);
     }
 }
+
+/// Under a per-packet model the radio draws idle power while it sends and
+/// the frame's line on top; under the state model with a cross-factor it
+/// draws transmit power and the fixed cost on top.
+#[test]
+fn frames_are_charged_on_top_of_their_baseline() {
+    use super::super::{FrameModel, FrameRole};
+    let airtime = Duration::from_millis(4);
+    let run = |model: FrameModel| {
+        let mut ledger = RadioLedger::new(wavelan(), RadioPolicy::AlwaysActive);
+        ledger.set_frame_model(model);
+        ledger.add_tx(Time::ZERO, Time::ZERO + airtime);
+        ledger.add_frame(FrameRole::Send, 1000, airtime);
+        ledger.advance(Time::ZERO + airtime);
+        ledger.energy()
+    };
+    let fnm = run(FrameModel::preset("feeney-nilsson").unwrap());
+    let expected = 1.425 * 0.004 + (1.9 * 1000.0 + 420.0) * 1e-6;
+    assert!((fnm.tx.joules - expected).abs() < 1e-12, "{fnm:?}");
+    assert_eq!(fnm.frames, 1);
+    let cross = run(FrameModel::cross_factor(1e-3, 0.0));
+    assert!((cross.tx.joules - (1.675 * 0.004 + 1e-3)).abs() < 1e-12);
+    assert!((cross.total_j - cross.tx.joules).abs() < 1e-15);
+    let plain = run(FrameModel::state());
+    assert!((plain.tx.joules - 1.675 * 0.004).abs() < 1e-12);
+    assert_eq!(plain.frame_j, 0.0);
+}

@@ -21,6 +21,10 @@ pub struct EnergyReport {
     /// Wake-ups from sleep or off: explicit ones, plus those of the ideal
     /// radio's sleeps in idle gaps when the policy has an ideal share.
     pub wake_transitions: u64,
+    /// Data frames charged per frame, and their per-frame energy (included
+    /// in `tx` and `rx`).
+    pub frames: u64,
+    pub frame_j: f64,
     /// The sum of the six states' joules.
     pub total_j: f64,
 }

@@ -103,8 +103,9 @@ pub(super) struct Air {
     /// The nodes that sensed or were interfered with when it started
     /// (positions may change before it ends).
     pub(super) sensed: Vec<(NodeId, u8)>,
-    /// When the sender stops transmitting.
+    /// When the sender stops transmitting, and how long it transmits.
     pub(super) end: Time,
+    pub(super) airtime: Duration,
     /// Receivers it has yet to stop reaching (propagation delay).
     pub(super) pending: u32,
     /// The frame, once its sender is done with it while it still

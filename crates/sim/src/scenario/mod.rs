@@ -6,6 +6,7 @@
 //! value and then the whole thing is validated: every key is checked and an
 //! error names the key and the reason.
 
+mod energy;
 mod loss;
 mod medium;
 mod parse;
@@ -20,6 +21,7 @@ use toml::{Table, Value};
 
 use crate::spec::Spec;
 
+pub use energy::MODELS as ENERGY_MODELS;
 pub use loss::MODELS as LOSS_MODELS;
 pub use medium::KINDS as MEDIUM_TOPOLOGIES;
 pub use topology::KINDS as TOPOLOGIES;

@@ -2,8 +2,6 @@
 
 use std::path::Path;
 
-use joulenet_channel::battery::Battery;
-use joulenet_channel::radio::RadioPolicy;
 use joulenet_proto::{AccessClass, Duration, NodeId};
 use toml::Table;
 
@@ -46,8 +44,8 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
             battery: None,
         })
         .collect();
-    batteries(&root, &names, &mut nodes)?;
-    let energy_policy = energy(&root)?;
+    super::energy::batteries(&root, &names, &mut nodes)?;
+    let energy = super::energy::energy(&root)?;
     let flows = flows(&root, &names, &links, &default_flows, medium.as_ref())?;
     let output = output(&root)?;
     root.finish()?;
@@ -57,7 +55,9 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
         nodes,
         links,
         flows,
-        energy_policy,
+        energy_policy: energy.policy,
+        frame_model: energy.frames,
+        dead_fraction: energy.dead_fraction,
         stop,
         output,
         medium,
@@ -65,47 +65,6 @@ pub fn spec(table: &Table, default_name: &str, dir: &Path) -> Result<Spec> {
     check_routes(&spec)?;
     check_termination(&spec, table.contains_key("flows"))?;
     Ok(spec)
-}
-
-fn batteries(root: &Reader, names: &[String], nodes: &mut [NodeSpec]) -> Result<()> {
-    for (table, path) in root.tables("batteries")? {
-        let r = Reader::new(table, &path);
-        let node = node_ref(&r, "node", names)?;
-        let capacity = r.req("capacity", r.energy("capacity"))?;
-        let battery = Battery::new(capacity).map_err(|e| r.error("capacity", e.reason))?;
-        r.finish()?;
-        nodes[node as usize].battery = Some(battery);
-    }
-    Ok(())
-}
-
-fn energy(root: &Reader) -> Result<RadioPolicy> {
-    let Some(e) = root.table("energy")? else {
-        return Ok(RadioPolicy::AlwaysActive);
-    };
-    let policy = match e.str("policy")?.unwrap_or("always_active") {
-        "always_active" => RadioPolicy::AlwaysActive,
-        "ideal" => RadioPolicy::Ideal,
-        "intermediate" => RadioPolicy::Intermediate {
-            active_weight: e.probability("active_weight")?.unwrap_or(0.5),
-        },
-        other => {
-            return Err(e.error(
-                "policy",
-                format!(
-                    "expected \"always_active\", \"ideal\" or \"intermediate\", got \"{other}\""
-                ),
-            ))
-        }
-    };
-    if !matches!(policy, RadioPolicy::Intermediate { .. }) && e.has("active_weight") {
-        return Err(e.error(
-            "active_weight",
-            "only meaningful with policy = \"intermediate\"",
-        ));
-    }
-    e.finish()?;
-    Ok(policy)
 }
 
 fn output(root: &Reader) -> Result<OutputSpec> {

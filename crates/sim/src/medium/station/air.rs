@@ -8,6 +8,8 @@ use rand::Rng;
 use super::*;
 use crate::core::Core;
 use crate::medium::geometry::{Geometry, INTF, RX};
+use crate::medium::BROADCAST;
+use joulenet_channel::radio::FrameRole;
 
 impl<A: Access> Stations<A> {
     #[allow(clippy::too_many_arguments)]
@@ -36,6 +38,13 @@ impl<A: Access> Stations<A> {
         let ledger = &mut cx.core.radios[self.st[s].radio as usize];
         ledger.advance(now);
         ledger.add_tx(now, end);
+        if kind == Kind::Data {
+            let role = match dst {
+                BROADCAST => FrameRole::SendBroadcast,
+                _ => FrameRole::Send,
+            };
+            ledger.add_frame(role, bytes, airtime);
+        }
         self.st[s].tx_airtime += airtime;
         self.st[s].tx_active = true;
         self.st[s].last_air = id;
@@ -56,6 +65,7 @@ impl<A: Access> Stations<A> {
             rx: self.rx_pool.pop().unwrap_or_default(),
             sensed: Vec::new(),
             end,
+            airtime,
             pending: 0,
             stash: None,
         });
@@ -271,7 +281,9 @@ impl<A: Access> Stations<A> {
                 self.st[ri].locked = None;
             }
             let intended = air.dst == r;
+            let radio = self.st[ri].radio;
             if !ok {
+                charge_reception(cx.core, radio, air, r, false);
                 if intended {
                     self.stats.collisions += 1;
                     if air.kind == Kind::Data {
@@ -290,6 +302,7 @@ impl<A: Access> Stations<A> {
             if p > 0.0 {
                 let loss = 1.0 - (1.0 - p).powf(air.bytes as f64 / 1000.0);
                 if self.st[ri].loss_rng.random::<f64>() < loss {
+                    charge_reception(cx.core, radio, air, r, false);
                     if intended {
                         self.stats.channel_losses += 1;
                     }
@@ -298,12 +311,30 @@ impl<A: Access> Stations<A> {
                 }
             }
             self.st[ri].eifs = false;
+            charge_reception(cx.core, radio, air, r, true);
             if cx.decoded.track_heard {
                 cx.decoded.heard.push((r, s as NodeId));
             }
             self.receive(cx, ri, air);
         }
     }
+}
+
+/// Charges receiver `r`'s radio for a data frame it was locked onto, by
+/// what became of it: spoiled (by a collision or the channel) is discarded;
+/// decoded is received, a broadcast received, or overheard. Control frames
+/// cost only their airtime (the per-packet lines include the exchange).
+fn charge_reception(core: &mut Core, radio: u32, air: &Air, r: NodeId, intact: bool) {
+    if air.kind != Kind::Data {
+        return;
+    }
+    let role = match (intact, air.dst) {
+        (false, _) => FrameRole::Discarded,
+        (true, BROADCAST) => FrameRole::ReceiveBroadcast,
+        (true, dst) if dst == r => FrameRole::Receive,
+        (true, _) => FrameRole::Overheard,
+    };
+    core.radios[radio as usize].add_frame(role, air.bytes, air.airtime);
 }
 
 pub(super) fn spoil(air: &mut [Option<Air>], a: u32, r: NodeId) {
