@@ -221,7 +221,8 @@ impl JtpSender {
             .collect();
         if !sizes.is_empty() {
             self.locally_recovered += sizes.len() as u64;
-            if let Some(tb) = backoff(sizes, self.rate_bps) {
+            let tb = backoff(sizes, self.rate_bps).filter(|_| self.cfg.local_backoff);
+            if let Some(tb) = tb {
                 self.last_backoff = tb;
                 self.next_send = self.next_send.max(net.now()) + tb;
             }

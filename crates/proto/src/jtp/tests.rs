@@ -225,12 +225,14 @@ fn late_feedback_backs_the_source_off_and_it_probes() {
     );
 }
 
-#[test]
-fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
+/// Data send times after an ACK at 250 ms reporting packets 0 and 1
+/// recovered by relays, with the source's back-off on or off.
+fn sends_after_local_recovery(local_backoff: bool) -> (f64, Vec<Time>) {
     // 824-byte packets (24 + 800) at 65 920 b/s leave every 100 ms.
     let c = JtpConfig {
         initial_rate_bps: 65_920.0,
         feedback_lower_bound: Duration::from_secs(5),
+        local_backoff,
         ..JtpConfig::default()
     };
     let mut w = World::chain(
@@ -242,8 +244,6 @@ fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
     w.start();
     while w.step(Time::from_millis(250)) {}
     assert_eq!(data_sent_by(&w, 0), [0, 1, 2], "sent at 0, 100 and 200 ms");
-    // At 250 ms an ACK says relays recovered packets 0 and 1 and grants the
-    // same rate: t_b = 2 · 824 · 8 / 65 920 = 0.2 s.
     w.now = Time::from_millis(250);
     let ack = JtpAck {
         cum_ack: 0,
@@ -256,20 +256,39 @@ fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
     let mut buf = Vec::new();
     JtpRepr::Ack(ack).emit_to_vec(&mut buf);
     w.inject(1, 0, &buf);
-    assert_eq!(gauge(&w, 0, "jtp_backoff_s"), 0.2);
+    let backoff = gauge(&w, 0, "jtp_backoff_s");
     w.take_log();
     while w.step(Time::from_millis(800)) {}
-    let times: Vec<Time> = w
+    let times = w
         .log
         .iter()
         .filter(|s| s.from == 0 && matches!(parse(&s.packet), JtpRepr::Data(_)))
         .map(|s| s.at)
         .collect();
+    (backoff, times)
+}
+
+#[test]
+fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
+    // The ACK grants the same rate: t_b = 2 · 824 · 8 / 65 920 = 0.2 s.
+    let (backoff, times) = sends_after_local_recovery(true);
+    assert_eq!(backoff, 0.2);
     // Packet 3 was due at 300 ms; it leaves 200 ms later, then every 100 ms.
     assert_eq!(
         times,
         [500, 600, 700, 800].map(Time::from_millis),
         "the pause is exactly Σ s / r"
+    );
+}
+
+#[test]
+fn without_the_back_off_the_source_keeps_its_pace() {
+    // Fig. 3(b)'s source: the relays' retransmissions come on top.
+    let (backoff, times) = sends_after_local_recovery(false);
+    assert_eq!(backoff, 0.0);
+    assert_eq!(
+        times,
+        [300, 400, 500, 600, 700, 800].map(Time::from_millis)
     );
 }
 
