@@ -28,6 +28,15 @@ fn mean_between(r: &RunResult, name: &str, entity: &str, from: f64, to: f64) -> 
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
 
+/// Packets dropped from full queues: the shared medium's MAC queues, or
+/// the point-to-point links'.
+fn queue_drops(r: &RunResult) -> u64 {
+    r.medium.as_ref().map_or_else(
+        || r.links.iter().map(|l| l.queue_drops).sum(),
+        |m| m.queue_drops,
+    )
+}
+
 /// Jain's index of two rates.
 fn jain(a: f64, b: f64) -> f64 {
     (a + b).powi(2) / (2.0 * (a * a + b * b)).max(f64::MIN_POSITIVE)
@@ -159,7 +168,7 @@ pub(crate) fn feedback(ctx: &mut Ctx) -> Result<(), String> {
         let per = |f: &dyn Fn(&RunResult) -> f64| mean_ci(&runs.iter().map(f).collect::<Vec<_>>());
         let energy = per(&|r| r.nodes.iter().map(|n| n.tx_j).sum());
         let per_bit = per(&|r| crate::jtp::transmit_energy_per_bit_uj(r));
-        let drops = per(&|r| r.links.iter().map(|l| l.queue_drops).sum::<u64>() as f64);
+        let drops = per(&|r| queue_drops(r) as f64);
         let acks = per(&|r| r.flows.iter().map(|f| f.control_packets).sum::<u64>() as f64);
         let goodput = per(&|r| delivered_bits(r) / r.summary.duration_s / 1e3);
         let label = mode.map_or("variable".to_string(), |p| format!("every {p} s"));

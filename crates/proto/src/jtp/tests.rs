@@ -627,13 +627,10 @@ mod per_hop_view {
         assert!((product - 0.8).abs() < 1e-4, "{product}");
     }
 
-    #[test]
-    fn the_monitor_and_pi2md_follow_a_step_in_available_rate() {
-        // The view's available rates do not shrink as the flow uses them (no
-        // MAC here), so before the step the rate keeps climbing: eq. 9 with
-        // Ā > 0. At 10 s the second link's available rate drops to 0, at
-        // 20 s it comes back.
-        let c = cfg();
+    /// Each second for 30 s: the source's rate and the destination's urgent
+    /// ACKs, the second link's available rate falling to 0 at 10 s and
+    /// coming back at 20 s.
+    fn rate_and_urgent_acks_across_a_step(c: JtpConfig) -> Vec<(f64, f64)> {
         let attempts: Attempts = Rc::default();
         let available: Available = Rc::new(RefCell::new(AVAILABLE));
         let relays: Vec<Box<dyn Agent>> = (1..4)
@@ -661,6 +658,31 @@ mod per_hop_view {
             while w.step(Time::from_secs(sec)) {}
             at.push((gauge(&w, 0, "rate_bps"), gauge(&w, 4, "jtp_urgent_acks")));
         }
+        at
+    }
+
+    #[test]
+    fn constant_feedback_waits_for_its_period_whatever_the_monitor_sees() {
+        // Fig. 4's comparison: the same step, feedback every 2 s and never
+        // early, so the drop is heard at the first period after 10 s.
+        let c = JtpConfig {
+            constant_feedback: Some(Duration::from_secs(2)),
+            ..cfg()
+        };
+        let at = rate_and_urgent_acks_across_a_step(c);
+        assert!(at.iter().all(|(_, urgent)| *urgent == 0.0), "{at:?}");
+        let (before, _) = at[9];
+        let (after, _) = at[13];
+        assert!(after < before / 2.0, "{after} after {before}");
+    }
+
+    #[test]
+    fn the_monitor_and_pi2md_follow_a_step_in_available_rate() {
+        // The view's available rates do not shrink as the flow uses them (no
+        // MAC here), so before the step the rate keeps climbing: eq. 9 with
+        // Ā > 0. At 10 s the second link's available rate drops to 0, at
+        // 20 s it comes back.
+        let at = rate_and_urgent_acks_across_a_step(cfg());
         let (before, urgent_before) = at[8];
         assert!(before > 200_000.0, "the rate grew while Ā > 0: {before}");
         assert_eq!(urgent_before, 0.0, "a steady path sends no urgent ACK");
