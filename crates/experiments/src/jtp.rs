@@ -33,15 +33,6 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     crate::jtp_mechanisms::competing(ctx)?;
     caching_analysis(ctx)?;
     linear_topologies(ctx)?;
-    if !ctx.quick {
-        // Some random draws livelock JTP's simulation (docs/reproduction/
-        // jtp.md § Random topologies): only --quick's draws are run.
-        ctx.say(
-            "\nFigs. 7, 8 and Table 2: skipped — JTP's simulation livelocks on some random \
-             draws (a bug under investigation); `reproduce jtp --quick` runs seed 1's draws\n",
-        );
-        return Ok(());
-    }
     crate::jtp_random::random_static(ctx)?;
     crate::jtp_random::mobile(ctx)?;
     crate::jtp_random::system(ctx)

@@ -314,6 +314,31 @@ fn a_packet_over_its_energy_budget_dies_in_the_network() {
 }
 
 #[test]
+fn a_packet_over_budget_at_the_source_still_spends_its_slot() {
+    // The source's own hop already exceeds a 1 µJ budget, so nothing
+    // leaves. Paced at 65 920 b/s (824-byte packets every 100 ms, no late
+    // feedback before 5.5 s) it tries one at 0, 100, …, 2000 ms; a source
+    // whose send timer did not move on tried again at the same instant,
+    // forever (random topologies hung).
+    let c = JtpConfig {
+        energy_budget_uj: 1,
+        initial_rate_bps: 65_920.0,
+        feedback_lower_bound: Duration::from_secs(5),
+        ..JtpConfig::default()
+    };
+    let mut w = chain(3, 800_000, c);
+    w.start();
+    let mut steps = 0;
+    while steps < 100_000 && w.step(Time::from_secs(2)) {
+        steps += 1;
+    }
+    let tried = gauge(&w, 0, "jtp_over_budget");
+    assert!(steps < 100_000, "time stood still at {:?}", w.now);
+    assert_eq!(tried, 21.0, "one packet tried per 100 ms");
+    assert!(w.delivered.is_empty());
+}
+
+#[test]
 fn the_receiver_feeds_back_at_its_period_and_the_cache_empties() {
     let mut w = chain(3, 60 * 800, cfg());
     w.start();
