@@ -112,7 +112,11 @@ pub(crate) fn fair_caching(ctx: &mut Ctx) -> Result<(), String> {
                 delivered += v;
                 let start = runs[0].flows[flow].start_s;
                 if t > start && (t as u64) % 5 == 0 {
-                    fig.push((t, format!("{name} (back-off {label})"), delivered / (t - start) / 1e3));
+                    fig.push((
+                        t,
+                        format!("{name} (back-off {label})"),
+                        delivered / (t - start) / 1e3,
+                    ));
                 }
             }
         }
@@ -244,20 +248,32 @@ pub(crate) fn competing(ctx: &mut Ctx) -> Result<(), String> {
     // Windows that leave flow 1's monitor a tenth of the overlap to settle.
     let settle = 0.1 * (leave - arrive);
     let per = |f: &dyn Fn(&RunResult) -> f64| mean_ci(&runs.iter().map(f).collect::<Vec<_>>());
-    let kbps = |r: &RunResult, flow: &str, a: f64, b: f64| mean_between(r, "goodput", flow, a, b) / 1e3;
+    let kbps =
+        |r: &RunResult, flow: &str, a: f64, b: f64| mean_between(r, "goodput", flow, a, b) / 1e3;
     let before = per(&|r| kbps(r, "flow0", arrive / 2.0, arrive));
     let during1 = per(&|r| kbps(r, "flow0", arrive + settle, leave));
     let during2 = per(&|r| kbps(r, "flow1", arrive + settle, leave));
     let after = per(&|r| kbps(r, "flow0", leave + settle, stop));
-    let fairness = per(&|r| jain(kbps(r, "flow0", arrive + settle, leave), kbps(r, "flow1", arrive + settle, leave)));
+    let fairness = per(&|r| {
+        jain(
+            kbps(r, "flow0", arrive + settle, leave),
+            kbps(r, "flow1", arrive + settle, leave),
+        )
+    });
     // Urgent ACKs of flow 1 (each one a switch to the agile filter) near
     // flow 2's arrival and departure, and elsewhere per the same time.
     let urgent_in = |r: &RunResult, a: f64, b: f64| {
         let s = series(r, "receiver.jtp_urgent_acks", "flow0");
-        let at = |t: f64| s.iter().take_while(|(x, _)| *x <= t).last().map_or(0.0, |(_, v)| *v);
+        let at = |t: f64| {
+            s.iter()
+                .take_while(|(x, _)| *x <= t)
+                .last()
+                .map_or(0.0, |(_, v)| *v)
+        };
         at(b) - at(a)
     };
-    let near = per(&|r| urgent_in(r, arrive, arrive + settle) + urgent_in(r, leave, leave + settle));
+    let near =
+        per(&|r| urgent_in(r, arrive, arrive + settle) + urgent_in(r, leave, leave + settle));
     let total = per(&|r| urgent_in(r, 0.0, stop));
     let elsewhere_per_window = total.0 - near.0;
     let windows_elsewhere = (stop - 2.0 * settle) / settle;

@@ -62,7 +62,12 @@ fn compare(
             sets.push(format!("flow.protocol=\"{proto}\""));
             sets
         })?;
-        let energy = mean_ci(&runs.iter().map(transmit_energy_per_bit_uj).collect::<Vec<_>>());
+        let energy = mean_ci(
+            &runs
+                .iter()
+                .map(transmit_energy_per_bit_uj)
+                .collect::<Vec<_>>(),
+        );
         let goodput = mean_ci(&runs.iter().map(goodput_kbps).collect::<Vec<_>>());
         out.push(Compared {
             proto,
@@ -158,7 +163,14 @@ pub(crate) fn random_static(ctx: &mut Ctx) -> Result<(), String> {
                 random_flows(seed, n, 5),
             ]
         })?;
-        report(ctx, f64::from(n), &compared, &mut rows, &mut energy_fig, &mut goodput_fig);
+        report(
+            ctx,
+            f64::from(n),
+            &compared,
+            &mut rows,
+            &mut energy_fig,
+            &mut goodput_fig,
+        );
     }
     ctx.say("paper: JTP spends the least energy per bit and has the highest goodput at every size (plots only)\n");
     ctx.csv(
@@ -166,13 +178,21 @@ pub(crate) fn random_static(ctx: &mut Ctx) -> Result<(), String> {
         "nodes,protocol,tx_uj_per_bit,tx_uj_ci,goodput_kbps,goodput_ci",
         &rows,
     )?;
-    figures(ctx, "jtp_random", "Static random topologies (Fig. 7)", "nodes", &energy_fig, &goodput_fig)
+    figures(
+        ctx,
+        "jtp_random",
+        "Static random topologies (Fig. 7)",
+        "nodes",
+        &energy_fig,
+        &goodput_fig,
+    )
 }
 
 /// JTP's packets recovered by relays and by the source, per packet
 /// delivered (Fig. 8(c)).
 fn recovery_shares(r: &RunResult) -> (f64, f64) {
-    let delivered = (r.flows.iter().map(|f| f.bytes_delivered).sum::<u64>() as f64 / PACKET).max(1.0);
+    let delivered =
+        (r.flows.iter().map(|f| f.bytes_delivered).sum::<u64>() as f64 / PACKET).max(1.0);
     let local: f64 = (0..r.flows.len())
         .map(|f| {
             r.series
@@ -208,7 +228,14 @@ pub(crate) fn mobile(ctx: &mut Ctx) -> Result<(), String> {
                 random_flows(seed, 15, 5),
             ]
         })?;
-        report(ctx, speed, &compared, &mut rows, &mut energy_fig, &mut goodput_fig);
+        report(
+            ctx,
+            speed,
+            &compared,
+            &mut rows,
+            &mut energy_fig,
+            &mut goodput_fig,
+        );
         let shares: Vec<(f64, f64)> = compared[0].runs.iter().map(recovery_shares).collect();
         let local = mean_ci(&shares.iter().map(|s| s.0).collect::<Vec<_>>());
         let e2e = mean_ci(&shares.iter().map(|s| s.1).collect::<Vec<_>>());
@@ -232,7 +259,11 @@ pub(crate) fn mobile(ctx: &mut Ctx) -> Result<(), String> {
         .map(|(s, l, e)| format!("{s},{},{}", l.0, e.0))
         .collect();
     recovery_rows.sort();
-    ctx.csv("jtp_fig8_recovery.csv", "speed,locally_recovered_per_delivered,end_to_end_per_delivered", &recovery_rows)?;
+    ctx.csv(
+        "jtp_fig8_recovery.csv",
+        "speed,locally_recovered_per_delivered,end_to_end_per_delivered",
+        &recovery_rows,
+    )?;
     ctx.csv(
         "jtp_fig8.csv",
         "speed,protocol,tx_uj_per_bit,tx_uj_ci,goodput_kbps,goodput_ci",
@@ -246,7 +277,14 @@ pub(crate) fn mobile(ctx: &mut Ctx) -> Result<(), String> {
         true,
         &recovery_fig,
     )?;
-    figures(ctx, "jtp_mobile", "Random waypoint (Fig. 8)", "speed (m/s)", &energy_fig, &goodput_fig)
+    figures(
+        ctx,
+        "jtp_mobile",
+        "Random waypoint (Fig. 8)",
+        "speed (m/s)",
+        &energy_fig,
+        &goodput_fig,
+    )
 }
 
 /// Poisson arrivals at every node (mean gap `gap_s`) of transfers with
@@ -283,7 +321,11 @@ pub(crate) fn system(ctx: &mut Ctx) -> Result<(), String> {
         "{:>9} | {:>14} {:>10} | {:>16} {:>10} | {:>9}\n",
         "proto", "tx µJ/bit", "paper", "mean flow kb/s", "paper", "completed"
     ));
-    const PAPER: [(&str, f64, f64); 3] = [("jtp", 5.4, 0.63), ("atp", 6.8, 0.44), ("rate-sack", 10.5, 0.17)];
+    const PAPER: [(&str, f64, f64); 3] = [
+        ("jtp", 5.4, 0.63),
+        ("atp", 6.8, 0.44),
+        ("rate-sack", 10.5, 0.17),
+    ];
     let compared = compare(ctx, &scenario, &|seed| {
         vec![
             format!("stop=\"{stop}s\""),
@@ -296,7 +338,11 @@ pub(crate) fn system(ctx: &mut Ctx) -> Result<(), String> {
         let per_flow = mean_ci(
             &c.runs
                 .iter()
-                .map(|r| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / r.flows.len().max(1) as f64 / 1e3)
+                .map(|r| {
+                    r.flows.iter().map(|f| f.goodput_bps).sum::<f64>()
+                        / r.flows.len().max(1) as f64
+                        / 1e3
+                })
                 .collect::<Vec<_>>(),
         );
         let completed = mean_ci(
@@ -307,7 +353,14 @@ pub(crate) fn system(ctx: &mut Ctx) -> Result<(), String> {
         );
         ctx.say(&format!(
             "{:>9} | {:>6.3} ± {:<5.2} {:>10} | {:>7.1} ± {:<6.1} {:>10} | {:>9.3}\n",
-            c.proto, c.energy.0, c.energy.1, paper_energy, per_flow.0, per_flow.1, paper_goodput, completed.0
+            c.proto,
+            c.energy.0,
+            c.energy.1,
+            paper_energy,
+            per_flow.0,
+            per_flow.1,
+            paper_goodput,
+            completed.0
         ));
         rows.push(format!(
             "{},{},{},{},{},{},{}",

@@ -62,7 +62,9 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
     // 10 s, and more than JTP's variable feedback (T_lb = 10 s).
     let fig4 = rows(&out.join("jtp_fig4.csv"));
     let acks = |period: &str| -> f64 {
-        fig4.iter().find(|r| r[0] == period).unwrap()[5].parse().unwrap()
+        fig4.iter().find(|r| r[0] == period).unwrap()[5]
+            .parse()
+            .unwrap()
     };
     assert!(acks("1") > acks("10") && acks("1") > acks("0"), "{fig4:?}");
     // Fig. 5: the short flow got a share while it ran.
@@ -70,11 +72,17 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
     assert!(fig5[0][2].parse::<f64>().unwrap() > 0.0, "{fig5:?}");
     // Figs. 7, 8 and Table 2: every protocol delivered on the same draws.
     // (file, the column of energy per delivered bit)
-    for (file, energy) in [("jtp_fig7.csv", 2), ("jtp_fig8.csv", 2), ("jtp_table2.csv", 1)] {
+    for (file, energy) in [
+        ("jtp_fig7.csv", 2),
+        ("jtp_fig8.csv", 2),
+        ("jtp_table2.csv", 1),
+    ] {
         let table = rows(&out.join(file));
         assert_eq!(table.len(), 3, "{file}: one row per protocol");
         assert!(
-            table.iter().all(|r| r[energy].parse::<f64>().unwrap() > 0.0),
+            table
+                .iter()
+                .all(|r| r[energy].parse::<f64>().unwrap() > 0.0),
             "{file}: {table:?}"
         );
     }

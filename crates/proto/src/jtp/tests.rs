@@ -286,10 +286,7 @@ fn without_the_back_off_the_source_keeps_its_pace() {
     // Fig. 3(b)'s source: the relays' retransmissions come on top.
     let (backoff, times) = sends_after_local_recovery(false);
     assert_eq!(backoff, 0.0);
-    assert_eq!(
-        times,
-        [300, 400, 500, 600, 700, 800].map(Time::from_millis)
-    );
+    assert_eq!(times, [300, 400, 500, 600, 700, 800].map(Time::from_millis));
 }
 
 #[test]
