@@ -111,7 +111,7 @@ pub(crate) fn fair_caching(ctx: &mut Ctx) -> Result<(), String> {
             for (t, v) in series(&runs[0], "goodput", &format!("flow{flow}")) {
                 delivered += v;
                 let start = runs[0].flows[flow].start_s;
-                if t > start && (t as u64) % 5 == 0 {
+                if t > start && (t as u64).is_multiple_of(5) {
                     fig.push((
                         t,
                         format!("{name} (back-off {label})"),

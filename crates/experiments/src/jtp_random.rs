@@ -197,8 +197,7 @@ fn recovery_shares(r: &RunResult) -> (f64, f64) {
         .map(|f| {
             r.series
                 .iter()
-                .filter(|s| s.series == "jtp_locally_recovered" && s.entity == format!("flow{f}"))
-                .last()
+                .rfind(|s| s.series == "jtp_locally_recovered" && s.entity == format!("flow{f}"))
                 .map_or(0.0, |s| s.value)
         })
         .sum();
