@@ -28,12 +28,18 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
         ctx.seeds
     ));
     reliability_levels(ctx)?;
+    crate::jtp_mechanisms::fair_caching(ctx)?;
+    crate::jtp_mechanisms::feedback(ctx)?;
+    crate::jtp_mechanisms::competing(ctx)?;
     caching_analysis(ctx)?;
-    linear_topologies(ctx)
+    linear_topologies(ctx)?;
+    crate::jtp_random::random_static(ctx)?;
+    crate::jtp_random::mobile(ctx)?;
+    crate::jtp_random::system(ctx)
 }
 
 /// Mean and 95% confidence half-width (Student's t) of `xs`.
-fn mean_ci(xs: &[f64]) -> (f64, f64) {
+pub(super) fn mean_ci(xs: &[f64]) -> (f64, f64) {
     let n = xs.len() as f64;
     let mean = xs.iter().sum::<f64>() / n;
     if xs.len() < 2 {
@@ -57,11 +63,11 @@ fn student_t95(dof: usize) -> f64 {
     }
 }
 
-fn delivered_bits(r: &RunResult) -> f64 {
+pub(super) fn delivered_bits(r: &RunResult) -> f64 {
     r.flows.iter().map(|f| f.bytes_delivered as f64 * 8.0).sum()
 }
 
-fn transmit_energy_per_bit_uj(r: &RunResult) -> f64 {
+pub(super) fn transmit_energy_per_bit_uj(r: &RunResult) -> f64 {
     let tx: f64 = r.nodes.iter().map(|n| n.tx_j).sum();
     tx / delivered_bits(r) * 1e6
 }

@@ -13,6 +13,8 @@
 mod e2tcp;
 mod hop;
 mod jtp;
+mod jtp_mechanisms;
+mod jtp_random;
 mod rcp;
 mod wwp;
 
@@ -316,6 +318,44 @@ impl Ctx {
         let runs = run_all(&scenario, &[point], &seeds, jobs)?;
         self.runs += runs.len();
         Ok(runs)
+    }
+
+    /// One run per seed of `base` with overrides that depend on the seed
+    /// (`sets_of(seed)`: a random topology's and flows' draw), in seed
+    /// order, on all cores.
+    pub fn runs_drawn(
+        &mut self,
+        base: &Scenario,
+        sets_of: &(dyn Fn(u64) -> Vec<String> + Sync),
+    ) -> Result<Vec<RunResult>, String> {
+        let seeds: Vec<u64> = (1..=self.seeds).collect();
+        let mut points = Vec::new();
+        for &seed in &seeds {
+            points.push(self.point_of(base, &sets_of(seed))?);
+        }
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: std::sync::Mutex<Vec<Option<Result<RunResult, String>>>> =
+            std::sync::Mutex::new((0..seeds.len()).map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.clamp(1, seeds.len()) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((scenario, point)) = points.get(i) else {
+                        break;
+                    };
+                    let r = run(scenario, point, seeds[i], &mut |_| {}).map_err(|e| e.to_string());
+                    results.lock().expect("no worker panicked")[i] = Some(r);
+                });
+            }
+        });
+        self.runs += seeds.len();
+        results
+            .into_inner()
+            .expect("no worker panicked")
+            .into_iter()
+            .map(|r| r.expect("every seed ran"))
+            .collect()
     }
 
     /// Write a CSV table (header + rows).

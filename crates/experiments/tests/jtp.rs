@@ -46,5 +46,45 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
     let fig6 = rows(&out.join("jtp_fig6.csv"));
     assert_eq!(fig6.len(), 6, "2 path lengths x 3 protocols");
     assert!(fig6.iter().all(|r| r[2].parse::<f64>().unwrap() > 0.0));
+    // Fig. 3: relays recovered packets for the reliable flow in both
+    // variants, and both flows got through.
+    let fig3 = rows(&out.join("jtp_fig3.csv"));
+    assert_eq!(fig3.len(), 2, "with and without the back-off");
+    for r in &fig3 {
+        let (udp, reliable, local): (f64, f64, f64) = (
+            r[1].parse().unwrap(),
+            r[3].parse().unwrap(),
+            r[7].parse().unwrap(),
+        );
+        assert!(udp > 0.0 && reliable > 0.0 && local > 0.0, "{r:?}");
+    }
+    // Fig. 4: constant feedback every second sends more ACKs than every
+    // 10 s, and more than JTP's variable feedback (T_lb = 10 s).
+    let fig4 = rows(&out.join("jtp_fig4.csv"));
+    let acks = |period: &str| -> f64 {
+        fig4.iter().find(|r| r[0] == period).unwrap()[5]
+            .parse()
+            .unwrap()
+    };
+    assert!(acks("1") > acks("10") && acks("1") > acks("0"), "{fig4:?}");
+    // Fig. 5: the short flow got a share while it ran.
+    let fig5 = rows(&out.join("jtp_fig5.csv"));
+    assert!(fig5[0][2].parse::<f64>().unwrap() > 0.0, "{fig5:?}");
+    // Figs. 7, 8 and Table 2: every protocol delivered on the same draws.
+    // (file, the column of energy per delivered bit)
+    for (file, energy) in [
+        ("jtp_fig7.csv", 2),
+        ("jtp_fig8.csv", 2),
+        ("jtp_table2.csv", 1),
+    ] {
+        let table = rows(&out.join(file));
+        assert_eq!(table.len(), 3, "{file}: one row per protocol");
+        assert!(
+            table
+                .iter()
+                .all(|r| r[energy].parse::<f64>().unwrap() > 0.0),
+            "{file}: {table:?}"
+        );
+    }
     std::fs::remove_dir_all(&out).ok();
 }

@@ -185,6 +185,12 @@ fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
     if let Some(v) = t.f64("late_backoff")? {
         c.late_backoff = v;
     }
+    if let Some(v) = t.bool("local_backoff")? {
+        c.local_backoff = v;
+    }
+    if let Some(d) = t.duration("constant_feedback")? {
+        c.constant_feedback = Some(d);
+    }
     if let Some(v) = t.int_in("max_snack", 1, 1_000_000)? {
         c.max_snack = v as usize;
     }

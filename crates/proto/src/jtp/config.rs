@@ -49,6 +49,13 @@ pub struct JtpConfig {
     /// Factor the source multiplies its rate by when feedback is late. Ours
     /// (the paper says only that it "backs off").
     pub late_backoff: f64,
+    /// §4.1's source back-off for locally recovered packets (Fig. 3 turns
+    /// it off to show the unfairness it prevents).
+    pub local_backoff: bool,
+    /// Constant-rate feedback (Fig. 4's comparison): the destination feeds
+    /// back every this long and never early; `None` is JTP's variable
+    /// feedback, T = max(T_lb, n / rate) plus the monitor's urgent ACKs.
+    pub constant_feedback: Option<Duration>,
     /// Most SNACK entries the receiver puts in one ACK (the paper layout
     /// also bounds it by its 200 bytes). Ours.
     pub max_snack: usize,
@@ -76,6 +83,8 @@ impl Default for JtpConfig {
             feedback_packets: 32,
             ack_grace: Duration::from_millis(500),
             late_backoff: 0.5,
+            local_backoff: true,
+            constant_feedback: None,
             max_snack: 64,
             cache_packets: DEFAULT_CAPACITY,
             monitor: FlipFlopConfig::default(),
@@ -110,6 +119,9 @@ impl JtpConfig {
         }
         if !(self.late_backoff > 0.0 && self.late_backoff < 1.0) {
             return Err(ConfigError::new("late_backoff", "must be in (0, 1)"));
+        }
+        if self.constant_feedback.is_some_and(|d| d == Duration::ZERO) {
+            return Err(ConfigError::new("constant_feedback", "must be above 0"));
         }
         if self.budget_factor.is_nan() || self.budget_factor < 0.0 {
             return Err(ConfigError::new("budget_factor", "must be at least 0"));
@@ -200,6 +212,13 @@ mod tests {
                     ..d()
                 },
                 "late_backoff",
+            ),
+            (
+                JtpConfig {
+                    constant_feedback: Some(Duration::ZERO),
+                    ..d()
+                },
+                "constant_feedback",
             ),
             (
                 JtpConfig {

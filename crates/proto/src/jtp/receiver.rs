@@ -16,7 +16,7 @@ use joulenet_wire::jtp::{JtpAck, JtpData, JtpPacket, JtpRepr, PROTOCOL, RATE_UNK
 use super::config::JtpConfig;
 use super::controller::Pi2Md;
 use super::feedback::feedback_period;
-use super::monitor::{FlipFlop, Observation};
+use super::monitor::{Filter, FlipFlop, Observation};
 use crate::config_error::ConfigError;
 use crate::net::{Addr, Agent, Net, TimerId, TimerTable, TxOpts};
 use crate::stats::TransportStats;
@@ -46,6 +46,8 @@ pub struct JtpReceiver {
     duplicates: u64,
     /// Holes given up on within the loss tolerance.
     skipped: u64,
+    /// The latest available-rate sample (b/s): Fig. 5's instantaneous value.
+    last_sample: Option<f64>,
 }
 
 impl JtpReceiver {
@@ -66,6 +68,7 @@ impl JtpReceiver {
             acks_urgent: 0,
             duplicates: 0,
             skipped: 0,
+            last_sample: None,
         })
     }
 
@@ -74,6 +77,9 @@ impl JtpReceiver {
     }
 
     fn period(&self) -> Duration {
+        if let Some(constant) = self.cfg.constant_feedback {
+            return constant;
+        }
         feedback_period(
             self.cfg.feedback_lower_bound,
             self.cfg.feedback_packets,
@@ -183,7 +189,11 @@ impl JtpReceiver {
         });
         let mut urgent = false;
         if d.available_rate != RATE_UNKNOWN {
-            urgent = self.monitor.observe(d.available_rate as f64) == Observation::Switched;
+            let sample = d.available_rate as f64;
+            self.last_sample = Some(sample);
+            let switched = self.monitor.observe(sample) == Observation::Switched;
+            // Constant-rate feedback (Fig. 4) waits for its period.
+            urgent = switched && self.cfg.constant_feedback.is_none();
         }
         if d.flags.fin {
             self.fin_seq = Some(d.seq);
@@ -237,6 +247,8 @@ impl Agent for JtpReceiver {
         match name {
             "rate_bps" => Some(self.rate_pps * self.packet_bits()),
             "jtp_available_mean" => self.monitor.mean(),
+            "jtp_available_sample" => self.last_sample,
+            "jtp_agile" => Some(f64::from(u8::from(self.monitor.filter() == Filter::Agile))),
             "jtp_urgent_acks" => Some(self.acks_urgent as f64),
             "jtp_duplicates" => Some(self.duplicates as f64),
             "jtp_skipped" => Some(self.skipped as f64),

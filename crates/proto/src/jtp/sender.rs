@@ -64,6 +64,8 @@ pub struct JtpSender {
     stats: TransportStats,
     /// Packets relays recovered for this source, and the last back-off.
     locally_recovered: u64,
+    /// Packets the source's own hop found over their energy budget.
+    over_budget: u64,
     last_backoff: Duration,
     late_feedbacks: u64,
 }
@@ -87,6 +89,7 @@ impl JtpSender {
             closed: false,
             stats: TransportStats::default(),
             locally_recovered: 0,
+            over_budget: 0,
             last_backoff: Duration::ZERO,
             late_feedbacks: 0,
         })
@@ -126,10 +129,18 @@ impl JtpSender {
         buf.clear();
         repr.emit_to_vec(&mut buf);
         let payload_len = payload.len() as u64;
+        // The packet's slot at the granted rate is spent whether or not it
+        // leaves: a packet over budget at the source must not free the slot,
+        // or the send timer fires again at once, forever.
+        let gap = Duration::from_secs_f64(len as f64 * 8.0 / self.rate_bps);
+        self.next_send = now + gap;
         // The source is the first iJTP hop.
         let link_attempts = match rewrite(net, self.peer.node, &mut buf, &self.cfg) {
             HopVerdict::Send { link_attempts } => link_attempts,
-            HopVerdict::OverBudget => return,
+            HopVerdict::OverBudget => {
+                self.over_budget += 1;
+                return;
+            }
         };
         let mut opts = TxOpts::ipv4(PROTOCOL);
         opts.link_attempts = Some(link_attempts);
@@ -142,8 +153,6 @@ impl JtpSender {
         } else {
             self.stats.payload_bytes += payload_len;
         }
-        let gap = Duration::from_secs_f64(len as f64 * 8.0 / self.rate_bps);
-        self.next_send = net.now() + gap;
     }
 
     /// Sends what is due now and arms the send timer for the next.
@@ -221,7 +230,8 @@ impl JtpSender {
             .collect();
         if !sizes.is_empty() {
             self.locally_recovered += sizes.len() as u64;
-            if let Some(tb) = backoff(sizes, self.rate_bps) {
+            let tb = backoff(sizes, self.rate_bps).filter(|_| self.cfg.local_backoff);
+            if let Some(tb) = tb {
                 self.last_backoff = tb;
                 self.next_send = self.next_send.max(net.now()) + tb;
             }
@@ -331,6 +341,7 @@ impl Agent for JtpSender {
         match name {
             "rate_bps" => Some(self.rate_bps),
             "jtp_locally_recovered" => Some(self.locally_recovered as f64),
+            "jtp_over_budget" => Some(self.over_budget as f64),
             "jtp_backoff_s" => Some(self.last_backoff.as_secs_f64()),
             "jtp_late_feedback" => Some(self.late_feedbacks as f64),
             "jtp_held" => Some(self.held.len() as f64),

@@ -225,12 +225,14 @@ fn late_feedback_backs_the_source_off_and_it_probes() {
     );
 }
 
-#[test]
-fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
+/// Data send times after an ACK at 250 ms reporting packets 0 and 1
+/// recovered by relays, with the source's back-off on or off.
+fn sends_after_local_recovery(local_backoff: bool) -> (f64, Vec<Time>) {
     // 824-byte packets (24 + 800) at 65 920 b/s leave every 100 ms.
     let c = JtpConfig {
         initial_rate_bps: 65_920.0,
         feedback_lower_bound: Duration::from_secs(5),
+        local_backoff,
         ..JtpConfig::default()
     };
     let mut w = World::chain(
@@ -242,8 +244,6 @@ fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
     w.start();
     while w.step(Time::from_millis(250)) {}
     assert_eq!(data_sent_by(&w, 0), [0, 1, 2], "sent at 0, 100 and 200 ms");
-    // At 250 ms an ACK says relays recovered packets 0 and 1 and grants the
-    // same rate: t_b = 2 · 824 · 8 / 65 920 = 0.2 s.
     w.now = Time::from_millis(250);
     let ack = JtpAck {
         cum_ack: 0,
@@ -256,21 +256,37 @@ fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
     let mut buf = Vec::new();
     JtpRepr::Ack(ack).emit_to_vec(&mut buf);
     w.inject(1, 0, &buf);
-    assert_eq!(gauge(&w, 0, "jtp_backoff_s"), 0.2);
+    let backoff = gauge(&w, 0, "jtp_backoff_s");
     w.take_log();
     while w.step(Time::from_millis(800)) {}
-    let times: Vec<Time> = w
+    let times = w
         .log
         .iter()
         .filter(|s| s.from == 0 && matches!(parse(&s.packet), JtpRepr::Data(_)))
         .map(|s| s.at)
         .collect();
+    (backoff, times)
+}
+
+#[test]
+fn the_back_off_is_the_recovered_bytes_over_the_granted_rate() {
+    // The ACK grants the same rate: t_b = 2 · 824 · 8 / 65 920 = 0.2 s.
+    let (backoff, times) = sends_after_local_recovery(true);
+    assert_eq!(backoff, 0.2);
     // Packet 3 was due at 300 ms; it leaves 200 ms later, then every 100 ms.
     assert_eq!(
         times,
         [500, 600, 700, 800].map(Time::from_millis),
         "the pause is exactly Σ s / r"
     );
+}
+
+#[test]
+fn without_the_back_off_the_source_keeps_its_pace() {
+    // Fig. 3(b)'s source: the relays' retransmissions come on top.
+    let (backoff, times) = sends_after_local_recovery(false);
+    assert_eq!(backoff, 0.0);
+    assert_eq!(times, [300, 400, 500, 600, 700, 800].map(Time::from_millis));
 }
 
 #[test]
@@ -292,6 +308,31 @@ fn a_packet_over_its_energy_budget_dies_in_the_network() {
         .log
         .iter()
         .all(|s| s.from != 2 || parse(&s.packet).kind() != Kind::Data));
+}
+
+#[test]
+fn a_packet_over_budget_at_the_source_still_spends_its_slot() {
+    // The source's own hop already exceeds a 1 µJ budget, so nothing
+    // leaves. Paced at 65 920 b/s (824-byte packets every 100 ms, no late
+    // feedback before 5.5 s) it tries one at 0, 100, …, 2000 ms; a source
+    // whose send timer did not move on tried again at the same instant,
+    // forever (random topologies hung).
+    let c = JtpConfig {
+        energy_budget_uj: 1,
+        initial_rate_bps: 65_920.0,
+        feedback_lower_bound: Duration::from_secs(5),
+        ..JtpConfig::default()
+    };
+    let mut w = chain(3, 800_000, c);
+    w.start();
+    let mut steps = 0;
+    while steps < 100_000 && w.step(Time::from_secs(2)) {
+        steps += 1;
+    }
+    let tried = gauge(&w, 0, "jtp_over_budget");
+    assert!(steps < 100_000, "time stood still at {:?}", w.now);
+    assert_eq!(tried, 21.0, "one packet tried per 100 ms");
+    assert!(w.delivered.is_empty());
 }
 
 #[test]
@@ -608,13 +649,10 @@ mod per_hop_view {
         assert!((product - 0.8).abs() < 1e-4, "{product}");
     }
 
-    #[test]
-    fn the_monitor_and_pi2md_follow_a_step_in_available_rate() {
-        // The view's available rates do not shrink as the flow uses them (no
-        // MAC here), so before the step the rate keeps climbing: eq. 9 with
-        // Ā > 0. At 10 s the second link's available rate drops to 0, at
-        // 20 s it comes back.
-        let c = cfg();
+    /// Each second for 30 s: the source's rate and the destination's urgent
+    /// ACKs, the second link's available rate falling to 0 at 10 s and
+    /// coming back at 20 s.
+    fn rate_and_urgent_acks_across_a_step(c: JtpConfig) -> Vec<(f64, f64)> {
         let attempts: Attempts = Rc::default();
         let available: Available = Rc::new(RefCell::new(AVAILABLE));
         let relays: Vec<Box<dyn Agent>> = (1..4)
@@ -642,6 +680,31 @@ mod per_hop_view {
             while w.step(Time::from_secs(sec)) {}
             at.push((gauge(&w, 0, "rate_bps"), gauge(&w, 4, "jtp_urgent_acks")));
         }
+        at
+    }
+
+    #[test]
+    fn constant_feedback_waits_for_its_period_whatever_the_monitor_sees() {
+        // Fig. 4's comparison: the same step, feedback every 2 s and never
+        // early, so the drop is heard at the first period after 10 s.
+        let c = JtpConfig {
+            constant_feedback: Some(Duration::from_secs(2)),
+            ..cfg()
+        };
+        let at = rate_and_urgent_acks_across_a_step(c);
+        assert!(at.iter().all(|(_, urgent)| *urgent == 0.0), "{at:?}");
+        let (before, _) = at[9];
+        let (after, _) = at[13];
+        assert!(after < before / 2.0, "{after} after {before}");
+    }
+
+    #[test]
+    fn the_monitor_and_pi2md_follow_a_step_in_available_rate() {
+        // The view's available rates do not shrink as the flow uses them (no
+        // MAC here), so before the step the rate keeps climbing: eq. 9 with
+        // Ā > 0. At 10 s the second link's available rate drops to 0, at
+        // 20 s it comes back.
+        let at = rate_and_urgent_acks_across_a_step(cfg());
         let (before, urgent_before) = at[8];
         assert!(before > 200_000.0, "the rate grew while Ā > 0: {before}");
         assert_eq!(urgent_before, 0.0, "a steady path sends no urgent ACK");
