@@ -48,6 +48,10 @@ pub struct Tuning {
     /// loss that segment may have waited behind a hole for seconds, which
     /// inflates SRTT and the RTO until transfers crawl (seen at 20% loss).
     pub timestamps: bool,
+    /// The rate of the links out of this host (`--link-rate`), if known:
+    /// datagrams then wait in a per-neighbour interface queue served at
+    /// it, which the agents see ([`crate::pace`]). `None`: sent at once.
+    pub link_rate_bps: Option<u64>,
 }
 
 impl Default for Tuning {
@@ -60,6 +64,7 @@ impl Default for Tuning {
             // (SACK blocks up to 36): keeps every datagram unfragmented.
             mss: MAX_SEGMENT,
             timestamps: true,
+            link_rate_bps: None,
         }
     }
 }
