@@ -1256,6 +1256,38 @@ mod tests {
         assert_eq!(rep.consumed, 2);
     }
 
+    /// With a link rate, forwarded datagrams wait in the neighbour's queue
+    /// and leave one per transmission time; the agents see that queue and
+    /// the rate left (`crate::pace`).
+    #[test]
+    fn a_link_rate_paces_the_neighbours_queue_and_shows_it() {
+        let mut routes = RouteTable::new();
+        routes.add(9, "127.0.0.1:9".parse().unwrap()).unwrap();
+        let mut opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
+        // 1 kbit/s: nothing but the first datagram leaves within the test.
+        opts.tuning.link_rate_bps = Some(1_000);
+        let mut r = Relay::new(&opts);
+        let from = FROM.parse().unwrap();
+        let (a, b) = (Addr::new(1, 7), Addr::new(9, 5201));
+        for _ in 0..5 {
+            r.on_datagram(
+                &dg(Protocol::named("udp"), Kind::Data, a, b, 64, b"x"),
+                from,
+            );
+        }
+        assert_eq!(r.take_sends().len(), 1, "the first datagram leaves at once");
+        assert_eq!(r.take_sends().len(), 0);
+        assert!(
+            r.next_wait().is_some(),
+            "the queue's next departure is awaited"
+        );
+        r.refresh_links();
+        let l = r.net.link(9).expect("the neighbour's link");
+        assert_eq!((l.rate_bps, l.queue_len), (1_000, 4));
+        assert!(l.available_rate_bps.is_some_and(|v| v <= 1_000.0));
+        assert_eq!(r.report().forwarded, 5);
+    }
+
     #[test]
     fn garbage_never_panics() {
         let mut r = relay(5);
