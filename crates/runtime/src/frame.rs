@@ -648,8 +648,12 @@ mod tests {
         codes.sort();
         codes.dedup();
         assert_eq!(codes.len(), Protocol::all().count());
-        let jtp = "jtp".parse::<Protocol>().unwrap_err();
-        assert!(jtp.contains("cannot run on real hosts"), "{jtp}");
+        let r2cp = "r2cp".parse::<Protocol>().unwrap_err();
+        assert!(r2cp.contains("cannot run on real hosts"), "{r2cp}");
+        // Hop, JTP and ATP run on hosts (issues 13, 14).
+        for name in ["hop", "jtp", "jtp0", "jtp10", "jtp20", "atp"] {
+            assert_eq!(name.parse::<Protocol>().map(|p| p.name()), Ok(name));
+        }
     }
 
     proptest! {
