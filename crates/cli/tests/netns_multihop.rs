@@ -5,7 +5,7 @@
 //! E2TCP (forwarded); a 2.5 MB Hop file arrives verified although the
 //! middle relay is killed mid-transfer and restarted; a jtp10 stream
 //! delivers at least 90% of its packets with fewer datagrams than jtp0's.
-//! About a minute.
+//! About 85 s (debug binary, loaded 2-core machine).
 //!
 //! Skipped (with the reason printed) when not root or a tool is missing,
 //! except under `CI=true`, where that is a failure: CI runs as root with
