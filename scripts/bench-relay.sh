@@ -7,6 +7,10 @@
 #                     connection at every hop (NewReno ends and hops);
 #   e2tcp, newreno    end to end, joulenet relay on the middle hosts only
 #                     forwarding;
+#   hop, jtp, atp     their relay agents on the 3 middle hosts (Hop takes
+#                     each block hop by hop; iJTP and ATP stamp and forward),
+#                     every relay and the client pacing their links at the
+#                     link rate (--link-rate, crates/runtime/src/pace.rs);
 #   linux-bbr, linux-cubic
 #                     kernel TCP (iperf3) with the kernel routing on the
 #                     same hosts and links.
@@ -18,7 +22,8 @@
 #
 # Usage: scripts/bench-relay.sh   (root)
 # Env:   JOULENET_BIN (default target/release/joulenet), RUNS (3), SECS (20),
-#        RATE (10mbit), LOSS (5), PROTOS ("hbh-tcp e2tcp newreno"),
+#        RATE (10mbit), LOSS (5), PROTOS ("hop jtp atp hbh-tcp e2tcp newreno"),
+#        PACED ("hop jtp atp"),
 #        KERNEL ("bbr cubic"), OUT (target/bench-relay)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +36,10 @@ RUNS=${RUNS:-3}
 SECS=${SECS:-20}
 RATE=${RATE:-10mbit}
 LOSS=${LOSS:-5}
-PROTOS=${PROTOS:-hbh-tcp e2tcp newreno}
+PROTOS=${PROTOS:-hop jtp atp hbh-tcp e2tcp newreno}
+# Protocols run with --link-rate (the link's rate, as tc gives it).
+PACED=${PACED:-hop jtp atp}
+LINK_RATE=$(echo "$RATE" | sed 's/mbit$/Mbps/; s/kbit$/kbps/; s/gbit$/Gbps/')
 KERNEL=${KERNEL:-bbr cubic}
 OUT=${OUT:-target/bench-relay}
 mkdir -p "$OUT"
@@ -63,20 +71,23 @@ print("%.3f" % (g / 1e6) if g else "nan")' "$1" 2>/dev/null || echo nan
 
 for run in $(seq 1 "$RUNS"); do
     for p in $PROTOS; do
-        jn_chain_relays "$BIN"
+        pace=()
+        case " $PACED " in *" $p "*) pace=(--link-rate "$LINK_RATE") ;; esac
+        jn_chain_relays "$BIN" "${pace[@]}"
         ip netns exec "${JN_NS}H4" timeout $((SECS + 120)) "$BIN" serve --bind "$SERVER:5201" --node 4 \
             -1 -J -i 0 --idle-timeout 30s > "$TMP/srv.json" 2>/dev/null &
         srv=$!
         sleep 0.3
         load=$(cut -d' ' -f1 /proc/loadavg)
         jn_x H0 timeout $((SECS + 60)) "$BIN" client "$FIRST" --node 0 --to-node 4 --proto "$p" \
-            -t "$SECS" -i 0 -J --idle-timeout 30s > "$TMP/cli.json" 2>/dev/null || true
+            -t "$SECS" "${pace[@]}" -i 0 -J --idle-timeout 30s > "$TMP/cli.json" 2>/dev/null || true
         wait "$srv" 2>/dev/null || true
         jn_chain_relays_stop
         g=$(jn_goodput "$TMP/srv.json")
         printf "%s\t%s\t%s\t%s\n" "$run" "$p" "$g" "$load" | tee -a "$OUT/results.tsv"
         cp "$TMP/srv.json" "$OUT/srv-$p-$run.json" 2>/dev/null || true
         cp "$TMP/relay2.json" "$OUT/relay2-$p-$run.json" 2>/dev/null || true
+        cp "$TMP/cli.json" "$OUT/cli-$p-$run.json" 2>/dev/null || true
     done
     for cc in $KERNEL; do
         jn_x H4 iperf3 -s -1 -B "$SERVER" > /dev/null 2>&1 &

@@ -224,28 +224,38 @@ jn_chain_loss() {
 # listens on 5201); reports (JSON) go to $JN_RELAY_DIR/relayK.json when the
 # relay is stopped (jn_chain_relays_stop). Node ids are host indices.
 jn_chain_relays() {
-    local bin=$1 k j args
+    local bin=$1 k
     shift
     JN_RELAY_PIDS=()
     for ((k = 1; k < JN_CHAIN_N - 1; k++)); do
-        args=()
-        # The neighbours first: the first node routed via an address names it.
-        args+=(--route "$((k - 1))=$(jn_chain_right $((k - 1))):7000")
-        for ((j = k - 2; j >= 0; j--)); do
-            args+=(--route "$j=$(jn_chain_right $((k - 1))):7000")
-        done
-        for ((j = k + 1; j < JN_CHAIN_N; j++)); do
-            if ((k + 1 == JN_CHAIN_N - 1)); then
-                args+=(--route "$j=$(jn_chain_left $((k + 1))):5201")
-            else
-                args+=(--route "$j=$(jn_chain_left $((k + 1))):7000")
-            fi
-        done
-        # Not through jn_x: $! must be the relay itself, to stop it.
-        ip netns exec "${JN_NS}H$k" "$bin" relay --bind "0.0.0.0:7000" --node "$k" \
-            "${args[@]}" -J "$@" > "$JN_RELAY_DIR/relay$k.json" 2> "$JN_RELAY_DIR/relay$k.err" &
-        JN_RELAY_PIDS+=($!)
+        jn_chain_relay "$k" "$bin" "$@"
     done
+}
+
+# jn_chain_relay K BIN [ARGS...]: (re)starts the relay on HK alone (as
+# jn_chain_relays does), its pid in JN_RELAY_PIDS[K-1]; its report goes to
+# relayK$JN_RELAY_SUFFIX.json (a restarted relay's beside the first's).
+jn_chain_relay() {
+    local k=$1 bin=$2 j args
+    shift 2
+    args=()
+    # The neighbours first: the first node routed via an address names it.
+    args+=(--route "$((k - 1))=$(jn_chain_right $((k - 1))):7000")
+    for ((j = k - 2; j >= 0; j--)); do
+        args+=(--route "$j=$(jn_chain_right $((k - 1))):7000")
+    done
+    for ((j = k + 1; j < JN_CHAIN_N; j++)); do
+        if ((k + 1 == JN_CHAIN_N - 1)); then
+            args+=(--route "$j=$(jn_chain_left $((k + 1))):5201")
+        else
+            args+=(--route "$j=$(jn_chain_left $((k + 1))):7000")
+        fi
+    done
+    # Not through jn_x: $! must be the relay itself, to stop it.
+    ip netns exec "${JN_NS}H$k" "$bin" relay --bind "0.0.0.0:7000" --node "$k" \
+        "${args[@]}" -J "$@" > "$JN_RELAY_DIR/relay$k${JN_RELAY_SUFFIX:-}.json" \
+        2> "$JN_RELAY_DIR/relay$k${JN_RELAY_SUFFIX:-}.err" &
+    JN_RELAY_PIDS[k - 1]=$!
 }
 
 jn_chain_relays_stop() { # SIGTERM: each relay prints its report and exits

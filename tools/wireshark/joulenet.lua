@@ -51,14 +51,16 @@ local kind_names = {
 local protocol_names = {
     [1] = "tahoe", [2] = "reno", [3] = "newreno", [4] = "sack", [5] = "cubic",
     [6] = "rate-sack", [16] = "udp", [17] = "wwp", [18] = "e2tcp", [19] = "rcp",
-    [20] = "rcp-stp", [21] = "hbh-tcp",
+    [20] = "rcp-stp", [21] = "hbh-tcp", [22] = "hop", [23] = "jtp", [24] = "jtp0",
+    [25] = "jtp10", [26] = "jtp20", [27] = "atp",
 }
 
 -- The agent packet's format by runtime protocol code.
 local protocol_format = {
     [1] = "tcp", [2] = "tcp", [3] = "tcp", [4] = "tcp", [5] = "tcp", [6] = "tcp",
     [21] = "tcp", [16] = "udp", [17] = "wwp", [18] = "e2tcp", [19] = "rcp",
-    [20] = "rcp",
+    [20] = "rcp", [22] = "hop", [23] = "jtp", [24] = "jtp", [25] = "jtp", [26] = "jtp",
+    [27] = "jtp",
 }
 
 local verdict_names = {
@@ -798,6 +800,10 @@ local function dissect_agent(format, tvb, pinfo, tree, rl)
         dissect_e2tcp(tvb, pinfo, tree, rl, nil)
     elseif format == "rcp" then
         dissect_rcp(tvb, pinfo, tree, rl)
+    elseif format == "jtp" then
+        dissect_jtp(tvb, pinfo, tree, rl)
+    elseif format == "hop" then
+        dissect_hop(tvb, pinfo, tree, rl)
     else
         rest(tvb, rl, tree, f.agent, 0)
     end

@@ -22,6 +22,16 @@ fn dur(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// `--link-rate`: a rate above zero, or none.
+pub fn link_rate(s: Option<&str>) -> Result<Option<u64>, String> {
+    let Some(s) = s else { return Ok(None) };
+    match parse_rate(s) {
+        Ok(0) => Err("--link-rate: must be above 0".into()),
+        Ok(r) => Ok(Some(r)),
+        Err(e) => Err(format!("--link-rate: {e}")),
+    }
+}
+
 /// Options shared by every endpoint command.
 #[derive(Args, Clone)]
 pub struct Common {
@@ -60,6 +70,11 @@ pub struct Common {
     /// both ends the same file. Relays need no key.
     #[arg(long, value_name = "PATH")]
     pub psk_file: Option<PathBuf>,
+    /// The rate of this host's link to its peer or first relay (e.g.
+    /// 10Mbps): datagrams wait in an interface queue served at it, which
+    /// the agents see (Hop paces its TXOPs by it, JTP stamps the rate left)
+    #[arg(long)]
+    pub link_rate: Option<String>,
 }
 
 impl Common {
@@ -78,6 +93,7 @@ impl Common {
     fn tuning(&self) -> Result<Tuning, String> {
         let t = Tuning {
             min_rto: dur(&self.min_rto)?,
+            link_rate_bps: link_rate(self.link_rate.as_deref())?,
             ..Tuning::default()
         };
         match self.mss {

@@ -40,6 +40,11 @@ pub struct RelayArgs {
     /// Segment size of the relay agents (give the ends the same `--mss`)
     #[arg(long)]
     pub mss: Option<u16>,
+    /// The rate of the relay's links (e.g. 10Mbps): each neighbour's
+    /// datagrams wait in an interface queue served at it, which the relay
+    /// agents see (Hop paces by it; JTP and ATP stamp the rate left)
+    #[arg(long)]
+    pub link_rate: Option<String>,
 }
 
 pub fn relay(a: RelayArgs) -> Result<(), String> {
@@ -55,6 +60,7 @@ pub fn relay(a: RelayArgs) -> Result<(), String> {
     }
     let mut tuning = Tuning {
         min_rto: parse_duration(&a.min_rto).map_err(|e| e.to_string())?,
+        link_rate_bps: crate::real::link_rate(a.link_rate.as_deref())?,
         ..Tuning::default()
     };
     if let Some(mss) = a.mss {

@@ -716,6 +716,21 @@ fn runtime_datagrams_decode() {
         "joulenet.rcp.payload",
         "joulenet.rcp.seq",
     );
+    // A 30 kB file is one Hop block: its frames' packet numbers increase.
+    check_runtime_plain(
+        "hop",
+        22,
+        "joulenet.hop",
+        "joulenet.hop.data",
+        "joulenet.hop.packet_num",
+    );
+    check_runtime_plain(
+        "jtp",
+        23,
+        "joulenet.jtp",
+        "joulenet.jtp.payload",
+        "joulenet.jtp.seq",
+    );
 }
 
 #[test]

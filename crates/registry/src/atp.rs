@@ -13,16 +13,11 @@ use joulenet_proto::{Addr, Agent, ConfigError};
 use crate::options::{Reader, Result};
 use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
-/// Its relays stamp available rates, which `joulenet relay` does not
-/// measure (as for JTP).
-const NOT_ON_HOSTS: &str = "ATP runs in the simulator only: its relays stamp available rates \
-    that joulenet relay does not measure yet";
-
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "atp",
     about: "ATP-like (the JTP paper's baseline): rate set by the receiver's constant-period feedback from the path's stamped available rate, end-to-end recovery only, a stateless stamping relay on every hop",
     options: Some("atp"),
-    wire: Wire::Unavailable(NOT_ON_HOSTS),
+    wire: Wire::Code(27),
     make: || Box::new(Atp(AtpConfig::default())),
 }];
 
@@ -50,8 +45,12 @@ impl Protocol for Atp {
         t.finish()
     }
 
-    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
-        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    /// On real hosts a packet's payload is the runtime's segment; the
+    /// feedback period stays the configured constant (§6.1: longer than
+    /// the round trip).
+    fn on_hosts(&mut self, s: &HostSettings) -> std::result::Result<(), ConfigError> {
+        self.0.packet_size = s.segment as usize;
+        self.0.validate()
     }
 
     fn agents(&self, _client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {

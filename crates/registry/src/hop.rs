@@ -12,14 +12,11 @@ use toml::Value;
 use crate::options::{Reader, Result};
 use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
-const NOT_ON_HOSTS: &str = "Hop runs in the simulator only: joulenet relay does not run \
-    Hop relays yet";
-
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "hop",
     about: "Hop: reliable per-hop transfer of blocks (TXOP bursts, BSYN/BACK bitmaps), backpressure, ack withholding, micro-blocks, virtual retransmission; a Hop relay on every node (NSDI 2009)",
     options: Some("hop"),
-    wire: Wire::Unavailable(NOT_ON_HOSTS),
+    wire: Wire::Code(22),
     make: || Box::new(Hop(HopConfig::default())),
 }];
 
@@ -43,8 +40,15 @@ impl Protocol for Hop {
         configure(flow, &mut self.0)
     }
 
-    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
-        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    /// On real hosts a frame is one datagram's segment, and a micro-block,
+    /// which rides whole on its BSYN, must fit one datagram too (a 16 KB
+    /// BSYN would be cut into a dozen IP fragments, any of which loses it).
+    fn on_hosts(&mut self, s: &HostSettings) -> std::result::Result<(), ConfigError> {
+        self.0.frame_len = s.segment as usize;
+        if self.0.micro_block.is_some() {
+            self.0.micro_block = Some(s.segment as usize);
+        }
+        self.0.validate()
     }
 
     fn agents(&self, _client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {

@@ -13,38 +13,33 @@ use joulenet_wire::jtp::Format;
 use crate::options::{Reader, Result};
 use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
-/// eJTP and iJTP over UDP need a relay's measured link loss and available
-/// rate (issue 14), which `joulenet relay` does not measure yet.
-const NOT_ON_HOSTS: &str = "JTP runs in the simulator only: its relays need link loss and \
-    available-rate measurements that joulenet relay does not make yet";
-
 pub const ENTRIES: &[Entry] = &[
     Entry {
         name: "jtp",
         about: "JTP: receiver-set rate (flip-flop monitor, PI²/MD), per-packet link attempts from the loss tolerance, iJTP packet cache on every hop answering SNACKs; full reliability unless [flow.jtp] loss_tolerance says otherwise",
         options: Some("jtp"),
-        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        wire: Wire::Code(23),
         make: || Box::new(with_tolerance(0.0)),
     },
     Entry {
         name: "jtp0",
         about: "JTP with loss tolerance 0: every packet delivered (the paper's jtp0)",
         options: Some("jtp"),
-        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        wire: Wire::Code(24),
         make: || Box::new(with_tolerance(0.0)),
     },
     Entry {
         name: "jtp10",
         about: "JTP with 10% end-to-end loss tolerance: fewer link attempts per hop, holes within 10% given up (the paper's jtp10)",
         options: Some("jtp"),
-        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        wire: Wire::Code(25),
         make: || Box::new(with_tolerance(0.1)),
     },
     Entry {
         name: "jtp20",
         about: "JTP with 20% end-to-end loss tolerance (the paper's jtp20)",
         options: Some("jtp"),
-        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        wire: Wire::Code(26),
         make: || Box::new(with_tolerance(0.2)),
     },
 ];
@@ -76,8 +71,16 @@ impl Protocol for Jtp {
         configure(flow, &mut self.0)
     }
 
-    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
-        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    /// On real hosts: a packet's payload is the runtime's segment, and
+    /// the feedback period's lower bound is the host's retransmission
+    /// floor (`--min-rto`, 200 ms) instead of the paper's 10 s, which its
+    /// own rule rules out at link rates: T_lb must leave SNACKed packets in
+    /// the caches, T_lb ≤ C / rate − RTT (§5.1), about 1 s for 1000
+    /// cached 1400-byte packets at 10 Mbit/s.
+    fn on_hosts(&mut self, s: &HostSettings) -> std::result::Result<(), ConfigError> {
+        self.0.packet_size = s.segment as usize;
+        self.0.feedback_lower_bound = s.min_rto;
+        self.0.validate()
     }
 
     /// The eJTP source (client) and destination (server).

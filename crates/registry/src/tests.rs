@@ -46,7 +46,7 @@ fn runtime_codes_are_unique_and_round_trip() {
     }
     // The codes the runtime has used since framing v2 (docs/wire.md), and
     // rate-sack's, added with the registry.
-    let expected: [(u8, &str); 12] = [
+    let expected: [(u8, &str); 18] = [
         (1, "tahoe"),
         (2, "reno"),
         (3, "newreno"),
@@ -59,6 +59,12 @@ fn runtime_codes_are_unique_and_round_trip() {
         (19, "rcp"),
         (20, "rcp-stp"),
         (21, "hbh-tcp"),
+        (22, "hop"),
+        (23, "jtp"),
+        (24, "jtp0"),
+        (25, "jtp10"),
+        (26, "jtp20"),
+        (27, "atp"),
     ];
     for (code, name) in expected {
         assert_eq!(by_code(code).map(|e| e.name), Some(name));

@@ -24,6 +24,7 @@ use crate::energy;
 use crate::frame::{
     self, CloseRepr, Header, Kind, OfferRepr, Protocol, QueryRepr, Verdict, TOKEN_LEN,
 };
+use crate::pace::Pacer;
 use crate::report::{Format, Reporter, Summary};
 use crate::route::{self, RouteInfo};
 use crate::seal::{self, ConnSeal, Psk};
@@ -249,6 +250,8 @@ pub fn run_client(
     }));
 
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
+    // The link to the first hop, served at `--link-rate` (`crate::pace`).
+    let mut pacer = Pacer::new(opts.tuning.link_rate_bps);
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let mut strangers = 0u64;
@@ -277,8 +280,15 @@ pub fn run_client(
     let mut mismatch: Option<String> = None;
     loop {
         let now = conn.now();
+        show_link(&mut conn, &pacer, server, now);
         conn.poll(now);
         conn.drain(&mut sendq, &mut pool);
+        if pacer.rate_bps().is_some() {
+            for (d, to) in sendq.drain(..) {
+                pacer.push(d, to);
+            }
+            pacer.release(now, &mut sendq);
+        }
         if verdict.is_some() || refused.is_some() || conn.aborted {
             break;
         }
@@ -334,6 +344,7 @@ pub fn run_client(
                 conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
             )),
             asked_at.map(|t| t + VERDICT_ASK),
+            pacer.next_release(),
             done_at.map(|t| t + verdict_wait + Duration(1)),
             auth.as_ref().filter(|a| !a.heard).map(|_| {
                 let left = MISMATCH_WAIT.saturating_sub(started.elapsed());
@@ -375,6 +386,8 @@ pub fn run_client(
                 // is counted and ignored.
                 let honoured = match h.kind {
                     Kind::Data => {
+                        let now = conn.now();
+                        show_link(&mut conn, &pacer, server, now);
                         conn.on_datagram(payload, d.len());
                         true
                     }
@@ -666,6 +679,21 @@ fn verdict_belongs(conn: &Connection, v: &CloseRepr, file_sha: Option<[u8; 32]>)
 
 /// Sends what the socket takes now; keeps the rest queued (bounded). Sent
 /// datagrams' buffers go to `pool` for the next ones.
+/// What the agent sees of its link to the first hop: the interface
+/// queue's length and, with a link rate, the rate and what is left of it.
+fn show_link(conn: &mut Connection, pacer: &Pacer, to: SocketAddr, now: Time) {
+    let Some(rate) = pacer.rate_bps() else {
+        return;
+    };
+    conn.net.link_rate_bps = rate;
+    conn.net.link_queue = pacer.queue_len(to);
+    conn.net.link_available_bps = Some(
+        pacer
+            .meter(to)
+            .map_or(rate as f64, |m| m.available_bps(rate, now)),
+    );
+}
+
 pub(crate) fn flush(
     socket: &UdpSocket,
     connected: Option<SocketAddr>,

@@ -48,6 +48,10 @@ pub struct Tuning {
     /// loss that segment may have waited behind a hole for seconds, which
     /// inflates SRTT and the RTO until transfers crawl (seen at 20% loss).
     pub timestamps: bool,
+    /// The rate of the links out of this host (`--link-rate`), if known:
+    /// datagrams then wait in a per-neighbour interface queue served at
+    /// it, which the agents see ([`crate::pace`]). `None`: sent at once.
+    pub link_rate_bps: Option<u64>,
 }
 
 impl Default for Tuning {
@@ -60,6 +64,7 @@ impl Default for Tuning {
             // (SACK blocks up to 36): keeps every datagram unfragmented.
             mss: MAX_SEGMENT,
             timestamps: true,
+            link_rate_bps: None,
         }
     }
 }
@@ -520,10 +525,20 @@ mod tests {
     use crate::app::{CountingSink, Generator, Limit};
     use std::net::SocketAddr;
 
+    /// Bytes the in-memory tests move: 200 kB, but 10 kB for JTP and ATP,
+    /// whose rate stays at its initial 64 kbit/s without a link rate.
+    fn stream_len(protocol: Protocol) -> u64 {
+        if protocol.rate_from_stamps() {
+            10_000
+        } else {
+            200_000
+        }
+    }
+
     fn pair(protocol: Protocol) -> (Connection, Connection) {
         let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
         let t = Tuning::default();
-        let src = Box::new(Generator::new(Limit::Bytes(200_000), None));
+        let src = Box::new(Generator::new(Limit::Bytes(stream_len(protocol)), None));
         let client = Connection::client(7, protocol, peer, &t, src, Instant::now());
         let sink = Box::new(CountingSink::default());
         let server = Connection::server(7, protocol, peer, &t, sink, Instant::now());
@@ -576,7 +591,7 @@ mod tests {
                 }
             }
             assert!(c.is_done() && s.is_done(), "{p}: did not finish");
-            assert_eq!(s.app_bytes_delivered(), 200_000, "{p}");
+            assert_eq!(s.app_bytes_delivered(), stream_len(p), "{p}");
             assert!(s.net.sink_finished, "{p}");
             assert!(!c.aborted && !s.aborted, "{p}");
         }

@@ -27,7 +27,7 @@
 use core::fmt;
 use std::sync::OnceLock;
 
-use joulenet_registry::{Entry, ProtocolSpec, Wire};
+use joulenet_registry::{Entry, ProtocolSpec, Wire, WireFormat};
 
 pub const MAGIC: [u8; 2] = *b"JN";
 pub const VERSION: u8 = 2;
@@ -106,6 +106,10 @@ pub struct Protocol {
     code: u8,
     /// Asked per datagram, so read from the registry once.
     datagram: bool,
+    /// The receiver may give up holes (jtp10, jtp20): no file over it.
+    gaps: bool,
+    /// JTP's format: a rate from relays' stamps (`rate_from_stamps`).
+    stamps: bool,
 }
 
 impl Protocol {
@@ -118,11 +122,16 @@ impl Protocol {
             .get_or_init(|| {
                 joulenet_registry::entries()
                     .filter_map(|entry| match entry.wire {
-                        Wire::Code(code) => Some(Protocol {
-                            entry,
-                            code,
-                            datagram: (entry.make)().is_datagram(),
-                        }),
+                        Wire::Code(code) => {
+                            let spec = (entry.make)();
+                            Some(Protocol {
+                                entry,
+                                code,
+                                datagram: spec.is_datagram(),
+                                gaps: spec.delivers_with_gaps(),
+                                stamps: spec.wire_format() == WireFormat::Jtp,
+                            })
+                        }
                         Wire::Unavailable(_) => None,
                     })
                     .collect()
@@ -164,9 +173,20 @@ impl Protocol {
         ProtocolSpec::new((self.entry.make)())
     }
 
-    /// Whether the protocol repairs losses (a file can be sent over it).
+    /// Whether the protocol repairs every loss (a file can be sent over
+    /// it): not UDP, nor JTP with a loss tolerance (jtp10, jtp20), whose
+    /// receiver gives up holes (`client` streams them).
     pub fn is_reliable(self) -> bool {
-        !self.is_datagram()
+        !self.is_datagram() && !self.gaps
+    }
+
+    /// Whether the sending rate comes from what relays stamp against a
+    /// measured link (JTP, ATP: the receiver raises it from the available
+    /// rate, which a host measures only with `--link-rate`; without, it
+    /// stays at the initial 64 kbit/s). Tests that move megabytes with
+    /// every protocol leave these out (netns_multihop covers them).
+    pub fn rate_from_stamps(self) -> bool {
+        self.stamps
     }
 
     /// Messages stay whole, one per datagram (UDP).
@@ -648,8 +668,12 @@ mod tests {
         codes.sort();
         codes.dedup();
         assert_eq!(codes.len(), Protocol::all().count());
-        let jtp = "jtp".parse::<Protocol>().unwrap_err();
-        assert!(jtp.contains("cannot run on real hosts"), "{jtp}");
+        let r2cp = "r2cp".parse::<Protocol>().unwrap_err();
+        assert!(r2cp.contains("cannot run on real hosts"), "{r2cp}");
+        // Hop, JTP and ATP run on hosts (issues 13, 14).
+        for name in ["hop", "jtp", "jtp0", "jtp10", "jtp20", "atp"] {
+            assert_eq!(name.parse::<Protocol>().map(|p| p.name()), Ok(name));
+        }
     }
 
     proptest! {

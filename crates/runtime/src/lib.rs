@@ -29,6 +29,7 @@ pub mod emulate;
 pub mod energy;
 pub mod frame;
 pub mod net;
+pub mod pace;
 pub mod partial;
 pub mod relay;
 pub mod report;

@@ -68,6 +68,11 @@ pub struct RuntimeNet {
     pub radio: RecordedRadio,
     /// The rate `link()` reports for the direct peer (bit/s).
     pub link_rate_bps: u64,
+    /// Datagrams waiting in the driver's interface queue toward the peer
+    /// (`crate::pace`), set by the driver before each callback.
+    pub link_queue: usize,
+    /// The rate left on the link to the peer, where measured (`crate::pace`).
+    pub link_available_bps: Option<f64>,
 }
 
 impl RuntimeNet {
@@ -91,6 +96,8 @@ impl RuntimeNet {
                 changes: 0,
             },
             link_rate_bps: 1_000_000_000,
+            link_queue: 0,
+            link_available_bps: None,
         }
     }
 
@@ -192,9 +199,9 @@ impl Net for RuntimeNet {
         Some(LinkInfo {
             rate_bps: self.link_rate_bps,
             up: true,
-            queue_len: self.outbox.len(),
+            queue_len: self.link_queue + self.outbox.len(),
             loss_estimate: None,
-            available_rate_bps: None,
+            available_rate_bps: self.link_available_bps,
             etx: None,
         })
     }

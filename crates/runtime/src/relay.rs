@@ -53,6 +53,7 @@ use crate::client::flush;
 use crate::conn::Tuning;
 use crate::frame::{self, Header, Kind, Protocol, HEADER_LEN, TOKEN_LEN};
 use crate::net::{RecordedRadio, MAX_OUTBOX};
+use crate::pace::Pacer;
 use crate::route::{self, RoutePacket, RouteRepr};
 use crate::routes::RouteTable;
 use crate::seal;
@@ -129,6 +130,9 @@ pub struct RelayReport {
     pub agents_forgotten: u64,
     /// Relay agents alive when the report was taken.
     pub agents_alive: u64,
+    /// Datagrams dropped because a neighbour's interface queue was full
+    /// (only with `--link-rate`: `crate::pace`).
+    pub queue_drops: u64,
     /// Sealed datagrams (authenticated mode) of a protocol whose relays
     /// terminate connections: their agent cannot read them.
     pub sealed_dropped: u64,
@@ -137,7 +141,7 @@ pub struct RelayReport {
 impl RelayReport {
     /// A two-column table for people.
     pub fn table(&self) -> String {
-        let rows: [(&str, u64); 15] = [
+        let rows: [(&str, u64); 16] = [
             ("forwarded", self.forwarded),
             ("consumed", self.consumed),
             ("dropped", self.dropped),
@@ -152,6 +156,7 @@ impl RelayReport {
             ("agents made", self.agents_made),
             ("agents forgotten", self.agents_forgotten),
             ("agents alive", self.agents_alive),
+            ("queue drops", self.queue_drops),
             ("sealed dropped", self.sealed_dropped),
         ];
         let mut s = format!("relay node {}\n", self.node);
@@ -174,6 +179,9 @@ pub struct RelayNet {
     previous_hop: Option<NodeId>,
     rng: Pcg64Mcg,
     radio: RecordedRadio,
+    /// The links toward the neighbours as the pacer saw them when the
+    /// callback began ([`Relay::refresh_links`]); empty without a link rate.
+    links: HashMap<NodeId, LinkInfo>,
 }
 
 impl RelayNet {
@@ -191,6 +199,7 @@ impl RelayNet {
                 mode: RadioMode::Awake,
                 changes: 0,
             },
+            links: HashMap::new(),
         }
     }
 
@@ -244,7 +253,15 @@ impl Net for RelayNet {
             hops: 1,
         })
     }
-    fn link(&self, _neighbour: NodeId) -> Option<LinkInfo> {
+    /// With a link rate (`--link-rate`): the neighbour's interface queue
+    /// (what waits in the pacer and what this callback sent), the rate, and
+    /// the rate left after what this relay sent (`crate::pace`).
+    fn link(&self, neighbour: NodeId) -> Option<LinkInfo> {
+        if let Some(l) = self.links.get(&neighbour) {
+            let mut l = *l;
+            l.queue_len += self.outbox.len();
+            return Some(l);
+        }
         Some(LinkInfo {
             rate_bps: 1_000_000_000,
             up: true,
@@ -297,6 +314,8 @@ pub struct Relay {
     last_sweep: Time,
     report: RelayReport,
     sendq: Vec<(Vec<u8>, SocketAddr)>,
+    /// Each neighbour's interface queue, served at the link rate.
+    pacer: Pacer,
     pool: Vec<Vec<u8>>,
 }
 
@@ -326,6 +345,7 @@ impl Relay {
                 ..RelayReport::default()
             },
             sendq: Vec::new(),
+            pacer: Pacer::new(opts.tuning.link_rate_bps),
             pool: Vec::new(),
         }
     }
@@ -334,12 +354,42 @@ impl Relay {
     pub fn report(&self) -> RelayReport {
         let mut r = self.report.clone();
         r.agents_alive = self.agents.len() as u64;
+        r.queue_drops = self.pacer.dropped;
         r
     }
 
-    /// Datagrams waiting for the socket, with their next hops.
+    /// Datagrams whose turn on their link has come, with their next hops.
     pub fn take_sends(&mut self) -> Vec<(Vec<u8>, SocketAddr)> {
+        let now = self.net.clock();
+        self.pacer.release(now, &mut self.sendq);
         std::mem::take(&mut self.sendq)
+    }
+
+    /// What the agents see of the links to the neighbours, from the pacer's
+    /// queues and meters (only with a link rate: otherwise the link is the
+    /// socket, and `RelayNet::link` says so).
+    fn refresh_links(&mut self) {
+        let Some(rate) = self.pacer.rate_bps() else {
+            return;
+        };
+        let now = self.net.clock();
+        self.net.links.clear();
+        for (node, addr) in self.routes.neighbours() {
+            let meter = self.pacer.meter(addr);
+            self.net.links.insert(
+                node,
+                LinkInfo {
+                    rate_bps: rate,
+                    up: true,
+                    queue_len: self.pacer.queue_len(addr),
+                    loss_estimate: None,
+                    available_rate_bps: Some(
+                        meter.map_or(rate as f64, |m| m.available_bps(rate, now)),
+                    ),
+                    etx: None,
+                },
+            );
+        }
     }
 
     /// Where a datagram for `node` goes next: a learned endpoint address,
@@ -569,7 +619,7 @@ impl Relay {
             }
         }
         self.report.forwarded += 1;
-        self.sendq.push((out, next));
+        self.pacer.push(out, next);
     }
 
     /// A datagram of a protocol that runs relays meets this node's agent.
@@ -587,6 +637,7 @@ impl Relay {
             };
             self.agents.insert(h.protocol, agent);
             self.report.agents_made += 1;
+            self.refresh_links();
             if let Some(a) = self.agents.get_mut(&h.protocol) {
                 self.net.begin_callback(None);
                 a.start(&mut self.net);
@@ -596,6 +647,7 @@ impl Relay {
         let mut packet = self.buffer();
         packet.extend_from_slice(payload);
         let mut opts = TxOpts::default();
+        self.refresh_links();
         let verdict = match self.agents.get_mut(&h.protocol) {
             Some(agent) => {
                 self.net.begin_callback(Some(previous_hop));
@@ -641,7 +693,7 @@ impl Relay {
             out.extend_from_slice(&t);
         }
         out.extend_from_slice(payload);
-        self.sendq.push((out, next));
+        self.pacer.push(out, next);
     }
 
     /// Frames what the agent of `protocol` sent, and drops the agent if it
@@ -703,6 +755,7 @@ impl Relay {
             .map(|(p, _)| *p)
             .collect();
         for p in due {
+            self.refresh_links();
             if let Some(a) = self.agents.get_mut(&p) {
                 self.net.begin_callback(None);
                 a.on_timeout(&mut self.net);
@@ -730,6 +783,7 @@ impl Relay {
             .agents
             .values()
             .filter_map(|a| a.poll_timeout())
+            .chain(self.pacer.next_release())
             .min()?;
         Some(std::time::Duration::from_nanos(t.0.saturating_sub(now.0)))
     }
@@ -1200,6 +1254,38 @@ mod tests {
         assert_eq!(rep.malformed, before + 1);
         assert_eq!(rep.closes_absorbed, 1);
         assert_eq!(rep.consumed, 2);
+    }
+
+    /// With a link rate, forwarded datagrams wait in the neighbour's queue
+    /// and leave one per transmission time; the agents see that queue and
+    /// the rate left (`crate::pace`).
+    #[test]
+    fn a_link_rate_paces_the_neighbours_queue_and_shows_it() {
+        let mut routes = RouteTable::new();
+        routes.add(9, "127.0.0.1:9".parse().unwrap()).unwrap();
+        let mut opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
+        // 1 kbit/s: nothing but the first datagram leaves within the test.
+        opts.tuning.link_rate_bps = Some(1_000);
+        let mut r = Relay::new(&opts);
+        let from = FROM.parse().unwrap();
+        let (a, b) = (Addr::new(1, 7), Addr::new(9, 5201));
+        for _ in 0..5 {
+            r.on_datagram(
+                &dg(Protocol::named("udp"), Kind::Data, a, b, 64, b"x"),
+                from,
+            );
+        }
+        assert_eq!(r.take_sends().len(), 1, "the first datagram leaves at once");
+        assert_eq!(r.take_sends().len(), 0);
+        assert!(
+            r.next_wait().is_some(),
+            "the queue's next departure is awaited"
+        );
+        r.refresh_links();
+        let l = r.net.link(9).expect("the neighbour's link");
+        assert_eq!((l.rate_bps, l.queue_len), (1_000, 4));
+        assert!(l.available_rate_bps.is_some_and(|v| v <= 1_000.0));
+        assert_eq!(r.report().forwarded, 5);
     }
 
     #[test]

@@ -66,6 +66,11 @@ impl RouteTable {
         self.neighbours.get(&addr).copied()
     }
 
+    /// Every neighbour the table names, with its address.
+    pub fn neighbours(&self) -> impl Iterator<Item = (NodeId, SocketAddr)> + '_ {
+        self.neighbours.iter().map(|(a, n)| (*n, *a))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.routes.is_empty() && self.default.is_none()
     }

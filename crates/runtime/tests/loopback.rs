@@ -198,7 +198,9 @@ fn generated_stream_reports_goodput_and_energy() {
 
 #[test]
 fn every_reliable_protocol_delivers_exactly_the_bytes_asked_for() {
-    for p in Protocol::reliable() {
+    // JTP and ATP need --link-rate for their rate to rise (covered by
+    // netns_multihop); at their initial 64 kbit/s this would take minutes.
+    for p in Protocol::reliable().filter(|p| !p.rate_from_stamps()) {
         let (addr, server) = discard_server();
         let c = ClientOptions::new(
             &addr.to_string(),

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Hop, JTP and ATP on real relays (issues 13 and 14): a 5-host namespace
+# chain H0 ─ H1 ─ H2 ─ H3 ─ H4 (4 links, scripts/netns-lib.sh jn_chain),
+# every link RATE (tbf) with LOSS% random loss (nftables numgen) in both
+# directions, `joulenet relay --link-rate RATE` on H1..H3, the ends on H0
+# and H4 (`send --link-rate RATE` paces the first link as the relays pace
+# theirs: crates/runtime/src/pace.rs).
+#
+# 1. Files: each protocol of PROTOS sends a SIZE-byte file H0 → H4; the
+#    SHA-256 is checked; goodput, bytes sent (UDP, all datagrams) and the
+#    sender's radio energy per delivered bit are printed. Hop, JTP and ATP
+#    run their relay agents on every relay; e2tcp is end to end (the relays
+#    forward). With KERNEL=1 also Linux TCP (BBR, CUBIC; iperf3 -n SIZE)
+#    over the same links, routed by the hosts' kernels.
+# 2. Relay restart (RESTART=1): a Hop file while the middle relay (H2) is
+#    killed (SIGKILL) mid-transfer and restarted 1 s later: the relay's
+#    cache and the blocks it had acknowledged upstream are gone; the
+#    source's end-to-end timeout sends a virtual retransmission, which
+#    moves only what the restarted relay and those after it lack; the file
+#    must still arrive verified.
+# 3. Lossy stream (STREAM=1): STREAM_BYTES generated with jtp10 and with
+#    jtp0: jtp10 must deliver at least 90% of its packets while sending
+#    fewer datagrams than jtp0.
+#
+# Usage: scripts/netns-multihop.sh     (root; exit 77 = skipped, not root
+#        or a tool missing; under CI=true a missing tool is a failure)
+# Env:   JOULENET_BIN (default target/debug/joulenet), SIZE (300000),
+#        RATE (10mbit), LOSS (5), PROTOS ("hop jtp atp e2tcp"), KERNEL (0),
+#        RESTART (1), STREAM (1), STREAM_BYTES (300000), RUNS (1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/netns-lib.sh
+ci_or_skip() {
+    local rc=$1
+    if [ "$rc" = 77 ] && [ "${CI:-}" = true ]; then
+        echo "FAIL: CI=true and the namespace tests cannot run (see above)"
+        exit 1
+    fi
+    exit "$rc"
+}
+jn_need || ci_or_skip $?
+
+BIN=$(realpath "${JOULENET_BIN:-target/debug/joulenet}")
+SIZE=${SIZE:-300000}
+RATE=${RATE:-10mbit}
+LOSS=${LOSS:-5}
+PROTOS=${PROTOS:-hop jtp atp e2tcp}
+KERNEL=${KERNEL:-0}
+RESTART=${RESTART:-1}
+STREAM=${STREAM:-1}
+STREAM_BYTES=${STREAM_BYTES:-300000}
+RUNS=${RUNS:-1}
+[ -x "$BIN" ] || { echo "no binary at $BIN (cargo build -p joulenet)"; exit 1; }
+if [ "$KERNEL" = 1 ] && ! command -v iperf3 >/dev/null 2>&1; then
+    echo "SKIP: KERNEL=1 needs iperf3"
+    ci_or_skip 77
+fi
+# tc's rate, as joulenet reads rates (10mbit -> 10Mbps).
+LINK_RATE=$(echo "$RATE" | sed 's/mbit$/Mbps/; s/kbit$/kbps/; s/gbit$/Gbps/')
+
+WORK=$(mktemp -d)
+JN_RELAY_DIR=$WORK
+trap 'jn_chain_relays_stop 2>/dev/null; jn_teardown; rm -rf "$WORK"' EXIT
+head -c "$SIZE" /dev/urandom > "$WORK/payload.bin"
+WANT=$(sha256sum < "$WORK/payload.bin" | cut -d' ' -f1)
+
+jn_chain 5 "$RATE"
+jn_chain_loss "$LOSS"
+LAST=4
+SERVER=$(jn_chain_left $LAST)
+FIRST_HOP=$(jn_chain_left 1):7000
+failures=0
+
+# summary JSON FIELD...: the end summary's fields of a -J document.
+summary() {
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["end"]["summary"] if "summary" in d.get("end", {}) else d["end"]
+out = []
+for f in sys.argv[2:]:
+    v = s
+    for k in f.split("."):
+        v = v.get(k) if isinstance(v, dict) else None
+    out.append("-" if v is None else str(v))
+print(" ".join(out))
+PY
+}
+
+# send_file PROTO TAG: one verified file H0 -> H4; prints a result line.
+send_file() {
+    local proto=$1 tag=$2 out="$WORK/out-$2" ok=1 got
+    jn_x "H$LAST" timeout 120 "$BIN" recv --bind "$SERVER:5201" --node $LAST --out "$out" \
+        -1 -i 0 -J --idle-timeout 30s > "$WORK/recv.json" 2> "$WORK/recv.err" &
+    local srv=$!
+    sleep 0.3
+    jn_x H0 timeout 120 "$BIN" send "$WORK/payload.bin" "$FIRST_HOP" --node 0 --to-node $LAST \
+        --proto "$proto" --link-rate "$LINK_RATE" -i 0 -J --idle-timeout 30s \
+        > "$WORK/send-$tag.json" 2> "$WORK/send.err" || ok=0
+    wait "$srv" || ok=0
+    got=$(sha256sum < "$out/payload.bin" 2>/dev/null | cut -d' ' -f1 || true)
+    read -r gp sent energy < <(summary "$WORK/send-$tag.json" transfer_goodput_bps udp_bytes_sent energy.energy_j)
+    local line
+    line=$(awk -v g="$gp" -v b="$sent" -v e="$energy" -v n="$SIZE" 'BEGIN {
+        printf "goodput %.2f Mbit/s, sent %.0f kB (%.2f x file), sender energy %.1f nJ/bit",
+            g / 1e6, b / 1e3, b / n, (e == "-" ? 0 : e / (n * 8) * 1e9) }')
+    if [ "$ok" = 1 ] && [ "$got" = "$WANT" ]; then
+        echo "ok   $tag $proto: $line"
+    else
+        echo "FAIL $tag $proto (hash ${got:-none}): $line"
+        tail -3 "$WORK/send.err" "$WORK/recv.err" "$WORK"/relay*.err 2>/dev/null | sed 's/^/    /'
+        failures=$((failures + 1))
+    fi
+}
+
+for ((run = 1; run <= RUNS; run++)); do
+    for proto in $PROTOS; do
+        jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
+        send_file "$proto" "file"
+        jn_chain_relays_stop
+    done
+    if [ "$KERNEL" = 1 ]; then
+        for cc in bbr cubic; do
+            jn_x "H$LAST" iperf3 -s -1 -B "$SERVER" > /dev/null 2>&1 &
+            srv=$!
+            sleep 0.3
+            if jn_x H0 timeout 60 iperf3 -c "$SERVER" -C "$cc" -n "$SIZE" -J > "$WORK/iperf-$cc.json" 2>&1; then
+                python3 - "$WORK/iperf-$cc.json" "$cc" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["end"]
+print(f"ok   kernel {sys.argv[2]}: goodput {e['sum_received']['bits_per_second'] / 1e6:.2f} Mbit/s, "
+      f"retransmits {e['sum_sent'].get('retransmits', '-')}")
+PY
+            else
+                echo "FAIL kernel $cc: $(tail -2 "$WORK/iperf-$cc.json")"
+                failures=$((failures + 1))
+            fi
+            wait "$srv" 2>/dev/null || true
+        done
+    fi
+done
+
+if [ "$RESTART" = 1 ]; then
+    # A transfer long enough to be killed in the middle of: 2 s at the rate.
+    big=$((SIZE > 2500000 ? SIZE : 2500000))
+    head -c "$big" /dev/urandom > "$WORK/payload.bin"
+    WANT=$(sha256sum < "$WORK/payload.bin" | cut -d' ' -f1)
+    SIZE=$big
+    jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
+    (
+        sleep 1.2
+        kill -KILL "${JN_RELAY_PIDS[1]}" 2>/dev/null
+        sleep 1
+        JN_RELAY_SUFFIX=.restarted jn_chain_relay 2 "$BIN" --link-rate "$LINK_RATE"
+        echo "${JN_RELAY_PIDS[1]}" > "$WORK/restarted.pid"
+    ) &
+    killer=$!
+    send_file hop "restart"
+    wait "$killer" || true
+    kill -TERM "$(cat "$WORK/restarted.pid")" 2>/dev/null || true
+    jn_chain_relays_stop
+    # The restarted relay took part: it carried Hop datagrams.
+    carried=$(python3 -c "import json; r = json.load(open('$WORK/relay2.restarted.json')); print(r['consumed'])" 2>/dev/null || echo 0)
+    vrtx=$(summary "$WORK/send-restart.json" timeouts)
+    if [ "$carried" -gt 0 ]; then
+        echo "ok   restart: relay 2 killed at 1.2 s and restarted at 2.2 s consumed $carried datagrams; source end-to-end timeouts $vrtx"
+    else
+        echo "FAIL restart: the restarted relay carried nothing (consumed $carried)"
+        failures=$((failures + 1))
+    fi
+fi
+
+if [ "$STREAM" = 1 ]; then
+    for proto in jtp0 jtp10; do
+        jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
+        jn_x "H$LAST" timeout 120 "$BIN" serve --bind "$SERVER:5201" --node $LAST -1 -i 0 -J \
+            --idle-timeout 20s > "$WORK/serve-$proto.json" 2> "$WORK/serve.err" &
+        srv=$!
+        sleep 0.3
+        jn_x H0 timeout 120 "$BIN" client "$FIRST_HOP" --node 0 --to-node $LAST --proto "$proto" \
+            -n "$STREAM_BYTES" --link-rate "$LINK_RATE" -i 0 -J --idle-timeout 20s \
+            > "$WORK/client-$proto.json" 2> "$WORK/client.err" || true
+        wait "$srv" || true
+        jn_chain_relays_stop
+    done
+    verdict=$(python3 - "$WORK" "$STREAM_BYTES" <<'PY'
+import json, sys
+work, n = sys.argv[1], int(sys.argv[2])
+def end(p):
+    d = json.load(open(p))
+    return d["end"]["summary"] if "summary" in d.get("end", {}) else d["end"]
+res = {}
+for proto in ("jtp0", "jtp10"):
+    c, s = end(f"{work}/client-{proto}.json"), end(f"{work}/serve-{proto}.json")
+    res[proto] = (s["bytes_delivered"] / n, c["datagrams_sent"], c["udp_bytes_sent"])
+(d0, n0, b0), (d10, n10, b10) = res["jtp0"], res["jtp10"]
+ok = d10 >= 0.9 and n10 < n0 and d0 >= 0.999
+print(("ok  " if ok else "FAIL") + f" stream: jtp10 delivered {d10:.1%} with {n10} datagrams "
+      f"({b10 / 1e3:.0f} kB); jtp0 delivered {d0:.1%} with {n0} datagrams ({b0 / 1e3:.0f} kB)")
+PY
+) || verdict="FAIL stream: no reports ($(tail -2 "$WORK/client.err" "$WORK/serve.err" | tr '\n' ' '))"
+    echo "$verdict"
+    case "$verdict" in ok*) ;; *) failures=$((failures + 1)) ;; esac
+fi
+
+if [ "$failures" -gt 0 ]; then
+    echo "$failures multihop check(s) failed"
+    exit 1
+fi
+echo "all multihop checks passed"
