@@ -39,6 +39,11 @@ pub struct ReproduceArgs {
     /// Do not call Python for the PNG figures
     #[arg(long)]
     no_plots: bool,
+    /// TCP profile of the TCP baselines (rfc, linux, ns3, xkernel-1998,
+    /// ns2); the papers' own: `wwp --baseline xkernel-1998`, `e2tcp
+    /// --baseline ns2` (default rfc)
+    #[arg(long)]
+    baseline: Option<joulenet_proto::tcp::TcpProfile>,
 }
 
 pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
@@ -60,6 +65,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
         scenarios: args.scenarios.clone(),
         out,
         echo: true,
+        baseline: args.baseline,
     };
     let outcome = joulenet_experiments::reproduce(name, &options)?;
     if !args.no_plots {

@@ -21,6 +21,7 @@ mod wwp;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use joulenet_proto::tcp::TcpProfile;
 use joulenet_sim::scenario::{parse_override, set_path};
 use joulenet_sim::{run, RunResult, Scenario};
 
@@ -58,6 +59,24 @@ pub struct Options {
     pub out: PathBuf,
     /// Print the report to standard output as it is produced.
     pub echo: bool,
+    /// The TCP profile of the TCP baselines (`--baseline`): `None` keeps
+    /// `rfc`; the papers' own are `xkernel-1998` (WWP) and `ns2` (E2TCP).
+    pub baseline: Option<TcpProfile>,
+}
+
+/// The plain TCP variants a `--baseline` profile applies to (not JTP's
+/// `rate-sack` or RCP's `tcp-eln`, which are the papers' own baselines).
+const TCP_BASELINES: [&str; 5] = ["tahoe", "reno", "newreno", "sack", "cubic"];
+
+/// The report's statement of which TCP profile the baselines follow.
+fn baseline_line(paper: &str, baseline: Option<TcpProfile>) -> String {
+    let own = match paper {
+        "wwp" => "the paper's own: --baseline xkernel-1998",
+        "e2tcp" => "the paper's own: --baseline ns2",
+        _ => "no profile switch for this paper's baselines",
+    };
+    let profile = baseline.unwrap_or_default();
+    format!("TCP baselines: profile \"{profile}\" (docs/validation.md; {own})\n\n")
 }
 
 /// What an experiment produced.
@@ -80,8 +99,17 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
     }
     let out = options.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    if options.baseline.is_some() && !matches!(paper, "wwp" | "e2tcp") {
+        return Err(format!(
+            "--baseline applies to the TCP baselines of wwp and e2tcp; {paper}'s are the paper's own (rate-sack, tcp-eln) with the rfc profile"
+        ));
+    }
     if paper == "rcp" {
-        let report = rcp::reproduce(options)?;
+        let mut report = baseline_line(paper, None);
+        if options.echo {
+            print!("{report}");
+        }
+        report.push_str(&rcp::reproduce(options)?);
         if options.echo {
             print!("{report}");
         }
@@ -104,7 +132,9 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
         report: String::new(),
         runs: 0,
         echo: options.echo,
+        baseline: options.baseline,
     };
+    ctx.say(&baseline_line(paper, options.baseline));
     let started = std::time::Instant::now();
     match paper {
         "wwp" => wwp::reproduce(&mut ctx)?,
@@ -210,6 +240,8 @@ pub struct Ctx {
     report: String,
     runs: usize,
     echo: bool,
+    /// Profile for the TCP baselines (`Options::baseline`).
+    baseline: Option<TcpProfile>,
 }
 
 /// What one (mean over seeds) run of a single-flow scenario measured.
@@ -261,6 +293,17 @@ impl Ctx {
         for s in sets {
             let (k, v) = parse_override(s).map_err(|e| e.to_string())?;
             set_path(&mut table, &k, v).map_err(|e| e.to_string())?;
+        }
+        if let Some(profile) = self.baseline {
+            let protocol = table
+                .get("flow")
+                .and_then(|f| f.get("protocol"))
+                .and_then(|p| p.as_str());
+            if protocol.is_some_and(|p| TCP_BASELINES.contains(&p)) {
+                let set = format!("flow.tcp.profile=\"{profile}\"");
+                let (k, v) = parse_override(&set).map_err(|e| e.to_string())?;
+                set_path(&mut table, &k, v).map_err(|e| e.to_string())?;
+            }
         }
         let scenario = Scenario::from_table(table, base.name(), self.dir.clone())
             .map_err(|e| format!("{} with {sets:?}: {e}", base.name()))?;

@@ -23,6 +23,7 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
         scenarios: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")),
         out: out.clone(),
         echo: false,
+        baseline: None,
     };
     let outcome = reproduce("jtp", &options).unwrap();
     assert!(outcome.report.contains("Fig. 6"), "{}", outcome.report);

@@ -92,6 +92,7 @@ fn reproduce_json(
         scenarios: scenarios.into(),
         out: out.into(),
         echo: false,
+        baseline: None,
     };
     let paper = paper.to_string();
     let outcome = py.allow_threads(move || joulenet_experiments::reproduce(&paper, &options));

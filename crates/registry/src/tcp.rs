@@ -4,7 +4,7 @@
 
 use std::any::Any;
 
-use joulenet_proto::tcp::{DelayedAck, TcpAgent, TcpConfig, TcpVariant};
+use joulenet_proto::tcp::{DelayedAck, TcpAgent, TcpConfig, TcpProfile, TcpVariant};
 use joulenet_proto::{Addr, Agent, ConfigError, Duration};
 use toml::Value;
 
@@ -142,6 +142,12 @@ pub(crate) fn on_hosts(
 }
 
 fn options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
+    // The profile first: it sets rules and timer values the keys below
+    // may then override.
+    if let Some(p) = t.str("profile")? {
+        let profile: TcpProfile = p.parse().map_err(|e: String| t.error("profile", e))?;
+        *c = profile.apply(c.clone());
+    }
     if let Some(mss) = t.int_in("mss", 64, 65_000)? {
         c.mss = mss as u16;
     }

@@ -75,6 +75,47 @@ message = 1000
     }
 }
 
+#[test]
+fn mac_acks_go_at_the_configured_basic_rate() {
+    // One saturated station: each frame costs DIFS, the mean backoff
+    // (15.5 slots), the data frame, SIFS and the ACK, which goes at the
+    // highest basic rate not above the data rate.
+    let goodput = |basic: &str| {
+        let r = run(&format!(
+            r#"
+stop = "10s"
+[topology]
+kind = "cells"
+stations = 1
+radius = 30
+[medium]
+standard = "802.11b"
+{basic}
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "8Mbps"
+message = 1000
+"#
+        ));
+        r.flows[0].goodput_bps
+    };
+    let service = |ack_rate: f64| {
+        50e-6 + 15.5 * 20e-6 + 192e-6 + 1064.0 * 8.0 / 11e6 + 10e-6 + 192e-6 + 112.0 / ack_rate
+    };
+    let default = goodput("");
+    let one = goodput("basic_rates = [\"1Mbps\", \"2Mbps\", \"12Mbps\"]\nrate = \"5.5Mbps\"");
+    let one_only = goodput("basic_rates = [\"1Mbps\"]");
+    // 12 Mbit/s is above the 5.5 Mbit/s data rate: 2 Mbit/s is chosen.
+    let at_5_5 =
+        |ack| 50e-6 + 15.5 * 20e-6 + 192e-6 + 1064.0 * 8.0 / 5.5e6 + 10e-6 + 192e-6 + 112.0 / ack;
+    assert!(one < default);
+    let ratio = (default / one_only) / (service(1e6) / service(2e6));
+    assert!((0.98..=1.02).contains(&ratio), "1 Mbit/s ACKs: {ratio}");
+    let ratio = (default / one) / (at_5_5(2e6) / service(2e6));
+    assert!((0.98..=1.02).contains(&ratio), "5.5 Mbit/s data: {ratio}");
+}
+
 fn hidden_pair(rts: &str) -> RunResult {
     run(&format!(
         r#"

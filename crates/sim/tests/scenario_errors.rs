@@ -120,6 +120,18 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "64..=65000",
     ),
     (
+        "no basic rate at or below the data rate",
+        "[topology]\nkind = \"chain\"\nhops = 2\n[medium]\nbasic_rates = [\"24Mbps\"]",
+        "medium.basic_rates",
+        "at or below the data rate",
+    ),
+    (
+        "unknown tcp profile",
+        "[flow.tcp]\nprofile = \"bsd\"",
+        "flow.tcp.profile",
+        "xkernel-1998",
+    ),
+    (
         "misspelt tcp option",
         "[flow.tcp]\nsakc = true",
         "flow.tcp.sakc",
@@ -406,6 +418,8 @@ fn the_good_twin_of_each_case_is_accepted() {
         "[energy]\npolicy = \"intermediate\"\nactive_weight = 0.3",
         "[output]\nseries_interval = \"1ms\"",
         "[flow.tcp]\nmss = 536\nsack = true",
+        "[flow.tcp]\nprofile = \"linux\"\nmin_rto = \"300ms\"",
+        "[topology]\nkind = \"chain\"\nhops = 2\n[medium]\nbasic_rates = [\"1Mbps\", \"24Mbps\"]",
         "[flow]\napp = \"backlogged\"\nstop = \"1s\"",
         "[flow]\nprotocol = \"hop\"\n[flow.hop]\nblock_size = \"64KB\"\ntxop_frames = 4\nh = 2\nbackpressure = true\nack_withholding = false\nmicro_blocks = true\nmicro_block_threshold = \"8KB\"\nvirtual_retransmission = false\ninitial_e2e_timeout = \"5s\"\nttl = 10\nbsyn_retry = \"100ms\"\npace_queue = false",
     ] {

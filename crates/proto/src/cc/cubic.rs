@@ -4,6 +4,7 @@
 //! The window is kept as `f64` segments internally because the cubic curve
 //! and the per-ACK increments are fractional; `window()` reports bytes.
 
+use super::hystart::HyStart;
 use super::{slow_start, CongestionControl};
 use crate::time::{Duration, Time};
 
@@ -26,6 +27,8 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// Reno-friendly window estimate, segments.
     w_est: f64,
+    /// HyStart's delay test in slow start (`hystart.rs`), when enabled.
+    hystart: Option<HyStart>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -46,7 +49,14 @@ impl Cubic {
             w_max: 0.0,
             epoch: None,
             w_est: 0.0,
+            hystart: None,
         }
+    }
+
+    /// Leave slow start on HyStart's delay test (Linux's default).
+    pub fn with_hystart(mut self) -> Cubic {
+        self.hystart = Some(HyStart::default());
+        self
     }
 
     /// W_cubic(t) of RFC 9438 eq. (1), segments, for the current epoch.
@@ -127,6 +137,15 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, now: Time, acked_bytes: u64, rtt: Option<Duration>, _flight: u64) {
         if self.in_slow_start() {
+            let (cwnd, mss) = (self.window(), self.mss);
+            if let Some(h) = &mut self.hystart {
+                if h.on_ack(cwnd, mss, acked_bytes, rtt) {
+                    // Linux sets ssthresh to cwnd: congestion avoidance
+                    // starts here, before any loss.
+                    self.ssthresh = cwnd;
+                    return;
+                }
+            }
             let bytes = slow_start(self.window(), acked_bytes, self.mss);
             self.set_window(bytes);
             return;

@@ -9,6 +9,7 @@
 use crate::time::{Duration, Time};
 
 mod cubic;
+mod hystart;
 mod newreno;
 pub mod pftk;
 mod stp;

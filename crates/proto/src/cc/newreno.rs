@@ -16,6 +16,12 @@ pub struct NewReno {
     /// Feedback is sparse (STP-like, see `stp.rs`): count every acknowledged
     /// byte in slow start and every whole window in congestion avoidance.
     pub(super) sparse_feedback: bool,
+    /// Grow per ACK rather than per byte (`Growth::PerAck`): one MSS per
+    /// ACK in slow start, MSS²/cwnd per ACK in congestion avoidance. ACKs
+    /// are counted in whole segments, the remainder carried (ns-3's
+    /// `m_bytesAckedNotProcessed`).
+    per_ack: bool,
+    carried: u64,
 }
 
 impl NewReno {
@@ -28,6 +34,33 @@ impl NewReno {
             ssthresh: initial_ssthresh,
             ca_acked: 0,
             sparse_feedback: false,
+            per_ack: false,
+            carried: 0,
+        }
+    }
+
+    /// Per-ACK growth (ns-3 TcpNewReno, BSD, ns-2) instead of byte counting.
+    pub fn with_per_ack_growth(mut self) -> NewReno {
+        self.per_ack = true;
+        self
+    }
+
+    /// ns-3's `TcpNewReno::IncreaseWindow`: slow start takes one segment
+    /// of the ACK for one MSS; what is left, once past ssthresh, grows the
+    /// window by MSS²/cwnd (at least one byte) — once per ACK either way.
+    fn grow_per_ack(&mut self, acked_bytes: u64) {
+        let total = self.carried + acked_bytes;
+        let mut segments = total / self.mss;
+        self.carried = total % self.mss;
+        if segments == 0 {
+            return;
+        }
+        if self.in_slow_start() {
+            self.cwnd += self.mss;
+            segments -= 1;
+        }
+        if !self.in_slow_start() && segments > 0 {
+            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
         }
     }
 }
@@ -51,6 +84,9 @@ impl CongestionControl for NewReno {
     }
 
     fn on_ack(&mut self, _now: Time, acked_bytes: u64, _rtt: Option<Duration>, _flight: u64) {
+        if self.per_ack {
+            return self.grow_per_ack(acked_bytes);
+        }
         if self.in_slow_start() {
             self.cwnd = if self.sparse_feedback {
                 self.cwnd.saturating_add(acked_bytes)
@@ -141,6 +177,26 @@ mod tests {
         assert_eq!(cc.on_congestion_event(Time::ZERO, 20 * MSS), 10 * MSS);
         assert_eq!(cc.window(), 20 * MSS, "the caller sets the window");
         assert_eq!(cc.on_congestion_event(Time::ZERO, 3 * MSS), 2 * MSS);
+    }
+
+    #[test]
+    fn per_ack_growth_ignores_how_much_an_ack_covers() {
+        // Slow start: a delayed ACK of two segments grows one MSS, not two.
+        let mut cc = NewReno::new(MSS, 10 * MSS, u64::MAX).with_per_ack_growth();
+        cc.on_ack(Time::ZERO, 2 * MSS, None, 0);
+        assert_eq!(cc.window(), 11 * MSS);
+        // Less than a segment is carried, not lost.
+        cc.on_ack(Time::ZERO, MSS / 2, None, 0);
+        assert_eq!(cc.window(), 11 * MSS);
+        cc.on_ack(Time::ZERO, MSS / 2, None, 0);
+        assert_eq!(cc.window(), 12 * MSS);
+        // Congestion avoidance: MSS²/cwnd bytes per ACK, whatever it covers.
+        let mut cc = NewReno::new(MSS, 10 * MSS, 10 * MSS).with_per_ack_growth();
+        cc.on_ack(Time::ZERO, 4 * MSS, None, 0);
+        assert_eq!(cc.window(), 10 * MSS + MSS / 10);
+        let mut bytes = NewReno::new(MSS, 10 * MSS, 10 * MSS);
+        bytes.on_ack(Time::ZERO, 4 * MSS, None, 0);
+        assert_eq!(bytes.window(), 10 * MSS, "byte counting waits for a window");
     }
 
     #[test]

@@ -5,6 +5,8 @@ use joulenet_wire::tcp::{TcpFlags, TcpOptions, TcpPacket, TcpRepr};
 use joulenet_wire::SackBlock;
 
 use super::config::{TcpConfig, TcpVariant};
+use super::profile::Growth;
+use super::prr::Prr;
 use super::reassembly::Reassembly;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -119,6 +121,11 @@ pub struct TcpAgent {
     /// Peer's advertised window, bytes (scaled).
     pub(crate) peer_wnd: u64,
     pub(crate) dupacks: u32,
+    /// Dupacks that did not open the window, for Limited Transmit.
+    pub(crate) lt_dupacks: u32,
+    /// Proportional Rate Reduction's state during a SACK recovery, when
+    /// the profile uses it (`prr.rs`).
+    pub(crate) prr: Option<Prr>,
     /// Recovery point while in fast recovery.
     pub(crate) recovery: Option<u64>,
     /// RFC 6582 `recover`: no new fast retransmit until snd_una reaches it.
@@ -184,7 +191,11 @@ impl TcpAgent {
         let mss = cfg.mss.max(1) as u64;
         TcpAgent {
             cc: make_cc(&cfg, mss),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto).with_rules(
+                cfg.rules.clock_tick,
+                cfg.rules.rto_formula,
+                cfg.rules.max_backoff_shift,
+            ),
             mss,
             send_buf: SendBuffer::new(cfg.send_buffer),
             state: TcpState::Closed,
@@ -208,6 +219,8 @@ impl TcpAgent {
             board: Scoreboard::default(),
             peer_wnd: u16::MAX as u64,
             dupacks: 0,
+            lt_dupacks: 0,
+            prr: None,
             recovery: None,
             recover: None,
             consecutive_rtos: 0,
@@ -453,6 +466,9 @@ impl TcpAgent {
                 .copy_out(offset, &mut packet[header_len..header_len + len]);
         }
         self.count_sent(packet.len() as u64, payload_len as u64, kind);
+        if let Some(prr) = self.prr.as_mut() {
+            prr.sent(payload_len as u64);
+        }
         self.paced(net, payload_len as u64);
         if ack.is_some() {
             self.ack_sent();
@@ -521,8 +537,21 @@ pub(crate) fn ms_clock(now: Time) -> u32 {
 pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
     let iw = (cfg.initial_window.max(1) as u64).saturating_mul(mss);
     match cfg.variant {
-        TcpVariant::Cubic => Box::new(Cubic::new(mss, iw, cfg.initial_ssthresh)),
-        _ => Box::new(NewReno::new(mss, iw, cfg.initial_ssthresh)),
+        TcpVariant::Cubic => {
+            let cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
+            Box::new(if cfg.rules.hystart {
+                cubic.with_hystart()
+            } else {
+                cubic
+            })
+        }
+        _ => {
+            let reno = NewReno::new(mss, iw, cfg.initial_ssthresh);
+            Box::new(match cfg.rules.growth {
+                Growth::PerAck => reno.with_per_ack_growth(),
+                Growth::ByteCounting => reno,
+            })
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use core::fmt;
 use core::str::FromStr;
 
+use super::profile::{TcpProfile, TcpRules};
 use crate::time::Duration;
 
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -131,6 +132,11 @@ pub struct TcpConfig {
     /// How the sender spaces its segments (`tcp/pacing.rs`): not at all
     /// (window only), or at the PFTK equation's rate (`rate-sack`).
     pub pacing: Pacing,
+    /// Whose behaviour the connection follows (`profile.rs`); set it with
+    /// [`TcpProfile::apply`], which also sets `rules` and the timers.
+    pub profile: TcpProfile,
+    /// The rules in which stacks differ (`profile.rs`).
+    pub rules: TcpRules,
 }
 
 /// Sender pacing. Whatever the pacing, the congestion and receive windows
@@ -201,6 +207,8 @@ impl TcpConfig {
             eln: false,
             rtt_sampling: RttSampling::NewestClean,
             pacing: Pacing::Off,
+            profile: TcpProfile::Rfc,
+            rules: TcpRules::default(),
         }
     }
 

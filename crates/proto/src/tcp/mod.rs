@@ -31,6 +31,10 @@
 //! equation's rate (`pacing.rs`; timer 4), with delayed ACKs. Gauges:
 //! `pacing_rate_pps`, `loss_event_rate`.
 //!
+//! `TcpConfig::profile` chooses whose rules the connection follows where
+//! stacks differ (`profile.rs`: `rfc`, `linux`, `ns3`, and the papers'
+//! baselines `xkernel-1998` and `ns2`); PRR lives in `prr.rs`.
+//!
 //! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
 //! never wrap; only the wire sees 32-bit values.
 
@@ -42,6 +46,8 @@ pub mod hop_by_hop;
 mod pacing;
 #[cfg(test)]
 mod pacing_tests;
+mod profile;
+mod prr;
 pub(crate) mod reassembly;
 mod receiver;
 pub(crate) mod rtt;
@@ -53,3 +59,4 @@ pub(crate) mod seq;
 pub use agent::{TcpAgent, TcpState};
 pub use config::{DelayedAck, Pacing, ParseVariantError, RttSampling, TcpConfig, TcpVariant};
 pub use hop_by_hop::hop_by_hop_relay;
+pub use profile::{Growth, RtoFormula, SsthreshBase, TcpProfile, TcpRules};

@@ -52,6 +52,8 @@ pub(crate) struct Acked {
 pub(crate) struct Scoreboard {
     segs: VecDeque<Segment>,
     pipe: u64,
+    /// Bytes SACKed above snd_una (for PRR's DeliveredData).
+    sacked: u64,
     lost: usize,
     /// End of the highest SACKed segment (RFC 6675 HighACK's counterpart for
     /// SACKed data), 0 if none.
@@ -63,6 +65,9 @@ pub(crate) struct Scoreboard {
 impl Scoreboard {
     pub(crate) fn pipe(&self) -> u64 {
         self.pipe
+    }
+    pub(crate) fn sacked_bytes(&self) -> u64 {
+        self.sacked
     }
     pub(crate) fn is_empty(&self) -> bool {
         self.segs.is_empty()
@@ -107,6 +112,9 @@ impl Scoreboard {
                     if seg.in_pipe {
                         self.pipe -= cut;
                     }
+                    if seg.sacked {
+                        self.sacked -= cut;
+                    }
                 }
                 break;
             }
@@ -120,6 +128,9 @@ impl Scoreboard {
     fn forget(&mut self, seg: &Segment, len: u64) {
         if seg.in_pipe {
             self.pipe -= len;
+        }
+        if seg.sacked {
+            self.sacked -= len;
         }
         if seg.lost {
             self.lost -= 1;
@@ -140,6 +151,7 @@ impl Scoreboard {
                 continue;
             }
             self.forget(&s, s.len());
+            self.sacked += s.len();
             let seg = &mut self.segs[i];
             seg.sacked = true;
             seg.lost = false;
@@ -259,6 +271,16 @@ mod tests {
         assert_eq!(b.pipe(), 8 * MSS);
         b.ack_to(1 + 5 * MSS);
         assert_eq!(b.pipe(), 5 * MSS);
+    }
+
+    #[test]
+    fn sacked_bytes_count_what_lies_sacked_above_the_ack() {
+        let mut b = board(10);
+        b.sack(1 + 3 * MSS, 1 + 5 * MSS);
+        b.sack(1 + 7 * MSS, 1 + 8 * MSS);
+        assert_eq!(b.sacked_bytes(), 3 * MSS);
+        b.ack_to(1 + 5 * MSS);
+        assert_eq!(b.sacked_bytes(), MSS);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use joulenet_wire::tcp::{TcpFlags, TcpRepr};
 
 use super::agent::{timer, AppState, SendKind, TcpAgent, TcpState};
 use super::config::{RttSampling, TcpVariant};
+use super::prr::Prr;
 use super::scoreboard::Acked;
 use crate::net::{AppRead, Net};
 use crate::time::{Duration, Time};
@@ -78,6 +79,7 @@ impl TcpAgent {
         // A window too small for one segment still lets one go when nothing
         // is in flight, or the connection would stall until a timeout.
         let fits = |len: u64| room >= len || pipe == 0;
+        let lt_room = (self.cc.window() + self.limited_transmit_room()).saturating_sub(pipe);
         if let Some(idx) = self.board.next_lost() {
             if !fits(self.board.get(idx).len()) {
                 return false;
@@ -86,7 +88,7 @@ impl TcpAgent {
             return true;
         }
         if let Some(len) = self.new_data_len() {
-            if !fits(len) {
+            if !fits(len) && lt_room < len {
                 return false;
             }
             self.send_new(net, len);
@@ -104,6 +106,17 @@ impl TcpAgent {
             return true;
         }
         false
+    }
+
+    /// RFC 3042 Limited Transmit: without SACK, each of the first two
+    /// dupacks (window updates aside) lets one new segment beyond the
+    /// window. (A SACKed segment
+    /// already leaves the pipe, which frees the same room.)
+    fn limited_transmit_room(&self) -> u64 {
+        if !self.cfg.rules.limited_transmit || self.recovery.is_some() || self.uses_sack() {
+            return 0;
+        }
+        self.lt_dupacks.min(2) as u64 * self.mss
     }
 
     /// Length of the next new segment the receive window allows.
@@ -226,15 +239,37 @@ impl TcpAgent {
         if ack < self.snd_una {
             return; // An old, reordered ACK: nothing to learn.
         }
+        let old_wnd = self.peer_wnd;
         self.peer_wnd = (seg.window as u64) << self.snd_wscale;
+        let delivered_before = self.snd_una + self.board.sacked_bytes();
         let sack_changed = self.uses_sack() && self.apply_sacks(seg);
         if ack > self.snd_una {
             self.on_new_ack(net, ack, seg);
         } else if self.is_dupack(seg) {
+            // A window update (the receiver's application read) is no
+            // sign that a segment left the network.
+            if self.peer_wnd <= old_wnd {
+                self.lt_dupacks += 1;
+            }
             self.on_dupack(net, seg.options.eln);
         }
         if sack_changed {
             self.on_sack_change(net);
+        }
+        if self.recovery.is_some() {
+            let delivered =
+                (self.snd_una + self.board.sacked_bytes()).saturating_sub(delivered_before);
+            self.prr_window(delivered);
+        }
+    }
+
+    /// RFC 6937: in a PRR recovery, each ACK sets the window to the pipe
+    /// plus what proportional reduction allows for `delivered` bytes.
+    fn prr_window(&mut self, delivered: u64) {
+        let (pipe, ssthresh, mss) = (self.board.pipe(), self.cc.ssthresh(), self.mss);
+        if let Some(prr) = self.prr.as_mut() {
+            let cwnd = prr.on_ack(delivered, pipe, ssthresh, mss);
+            self.cc.set_window(cwnd);
         }
     }
 
@@ -282,6 +317,9 @@ impl TcpAgent {
         self.consecutive_rtos = 0;
         self.persist_backoff = 0;
         let rtt = self.take_rtt_sample(net.now(), info, seg);
+        if self.cfg.rules.new_ack_clears_backoff {
+            self.rtt.clear_backoff();
+        }
         match self.recovery {
             Some(point) if ack >= point => self.exit_recovery(),
             Some(_) => self.partial_ack(net, acked, seg.options.eln),
@@ -292,6 +330,7 @@ impl TcpAgent {
             }
         }
         self.dupacks = 0;
+        self.lt_dupacks = 0;
         if self.snd_max > self.snd_una {
             self.restart_rto(net);
         } else {
@@ -365,8 +404,8 @@ impl TcpAgent {
     fn enter_recovery(&mut self, net: &mut dyn Net) {
         self.stats.fast_recoveries += 1;
         self.loss_indications += 1;
-        let flight = self.flight();
-        let ssthresh = self.cc.on_congestion_event(net.now(), flight);
+        let base = self.loss_base();
+        let ssthresh = self.cc.on_congestion_event(net.now(), base);
         self.recover = Some(self.snd_max);
         match self.recovery_kind() {
             Recovery::Tahoe => {
@@ -383,9 +422,29 @@ impl TcpAgent {
             Recovery::Sack => {
                 self.recovery = Some(self.snd_max);
                 self.cc.set_window(ssthresh);
+                if self.cfg.rules.prr {
+                    self.prr = Some(Prr::start(self.flight()));
+                }
                 self.retransmit_head(net);
             }
         }
+    }
+
+    /// What a loss halves into ssthresh, by the profile's rule. Without
+    /// SACK the pipe counts each dupack as a segment that left, plus the
+    /// one about to be resent (ns-3's `BytesInFlight() + segmentSize`).
+    fn loss_base(&self) -> u64 {
+        let pipe = if self.uses_sack() {
+            self.board.pipe()
+        } else {
+            let left = self.dupacks as u64 * self.mss;
+            self.board.pipe().saturating_sub(left) + self.mss
+        };
+        let cwnd = self.cc.window();
+        self.cfg
+            .rules
+            .ssthresh_base
+            .pick(self.flight(), pipe, cwnd, self.peer_wnd)
     }
 
     /// An ACK that advances snd_una but not past the recovery point.
@@ -416,6 +475,7 @@ impl TcpAgent {
             self.recovery = None;
             return;
         }
+        self.prr = None;
         let ssthresh = self.cc.ssthresh();
         let cwnd = match self.recovery_kind() {
             // RFC 6582 §3.2 step 6, option (1): avoid a burst.
@@ -437,8 +497,15 @@ impl TcpAgent {
         if self.consecutive_rtos == 1 {
             self.loss_indications += 1;
         }
-        let flight = self.flight();
-        self.cc.on_timeout(net.now(), flight);
+        if self.consecutive_rtos > 1 && self.cfg.rules.repeated_rto_keeps_ssthresh {
+            // The timer already resent this segment: the window goes back
+            // to one segment, ssthresh stays (RFC 5681 §3.1).
+            self.cc.set_window(self.mss);
+        } else {
+            let base = self.timeout_base();
+            self.cc.on_timeout(net.now(), base);
+        }
+        self.prr = None;
         self.recovery = None;
         self.eln_cwnd = None;
         self.recover = Some(self.snd_max);
@@ -446,6 +513,16 @@ impl TcpAgent {
         self.board.mark_all_lost();
         self.transmit(net);
         self.arm_rto(net);
+    }
+
+    /// What a timeout halves: as for a loss, but with nothing marked by
+    /// dupacks (ns-3 takes `BytesInFlight()` before marking all lost).
+    fn timeout_base(&self) -> u64 {
+        let cwnd = self.cc.window();
+        self.cfg
+            .rules
+            .ssthresh_base
+            .pick(self.flight(), self.board.pipe(), cwnd, self.peer_wnd)
     }
 
     /// Whether new data waits only for the peer's window to open.

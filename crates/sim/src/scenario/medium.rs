@@ -243,6 +243,28 @@ fn per_overrides(m: &Reader, names: &[String], spec: &mut MediumSpec) -> Result<
     Ok(())
 }
 
+/// The rate of control responses (ACK, CTS) and RTS from a basic-rate
+/// set: the highest basic rate not above the data rate (IEEE 802.11-2016
+/// §10.6.6.5).
+fn control_rate(m: &Reader, rates: &[String], data_rate: u64) -> Result<u64> {
+    let mut best = None;
+    for r in rates {
+        let bps = joulenet_channel::units::parse_rate(r)
+            .ok()
+            .filter(|&b| b >= 1)
+            .ok_or_else(|| m.error("basic_rates", format!("\"{r}\" is not a rate")))?;
+        if bps <= data_rate {
+            best = best.max(Some(bps));
+        }
+    }
+    best.ok_or_else(|| {
+        m.error(
+            "basic_rates",
+            format!("needs a rate at or below the data rate ({data_rate} bit/s)"),
+        )
+    })
+}
+
 fn medium(m: &Reader) -> Result<MediumSpec> {
     let mac = match m.str("mac")?.unwrap_or("csma") {
         "csma" => MacKind::Csma,
@@ -277,6 +299,9 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
     if let Some(rate) = m.rate("rate")? {
         phy.rate_bps = rate;
         phy.basic_rate_bps = phy.basic_rate_bps.min(rate);
+    }
+    if let Some(rates) = m.strings("basic_rates")? {
+        phy.basic_rate_bps = control_rate(m, &rates, phy.rate_bps)?;
     }
     let range = positive(m, "range", 250.0)?;
     let cs_range = positive(m, "carrier_sense_range", 2.2 * range)?;

@@ -1,0 +1,323 @@
+//! TCP behaviour profiles: which stack's rules a connection follows where
+//! the RFCs leave a choice or real stacks depart from them.
+//!
+//! A profile is a bundle of [`TcpRules`] plus the timer values its stack
+//! uses. Each rule is a separate mechanism with its own test
+//! (`tests/tcp_profiles.rs`, `cc/`, `rtt.rs`); docs/validation.md lists
+//! them side by side with their sources:
+//!
+//! - `rfc`: RFC 5681 (byte-counting growth, ssthresh = FlightSize/2),
+//!   RFC 6675 recovery, RFC 6298 timer (minimum 1 s). What every
+//!   reproduction used before profiles existed; the default.
+//! - `linux`: PRR (RFC 6937), ssthresh from cwnd (`tcp_reno_ssthresh`), no
+//!   second ssthresh cut on a repeated RTO (`tcp_enter_loss`),
+//!   RTO = SRTT + max(4·RTTVAR, 200 ms) (`tcp_rtt_estimator`'s
+//!   `rttvar ≥ tcp_rto_min`), 120 s maximum, HyStart for CUBIC, no RTT
+//!   sample from an ACK covering retransmitted data, Limited Transmit
+//!   (RFC 3042; Linux gets it from counting dupacks out of the flight).
+//! - `ns3`: ns-3's TcpSocketBase with TcpNewReno: +1 MSS per ACK in slow
+//!   start and MSS²/cwnd per ACK in congestion avoidance
+//!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
+//!   RFC 6675 pipe (`GetSsThresh(tcb, BytesInFlight())`), no second cut on
+//!   a repeated RTO (`ReTxTimeout`), PRR (`TcpPrrRecovery`, the default
+//!   `RecoveryType`), Limited Transmit (attribute default true), a new ACK
+//!   recomputes the RTO from the estimator and so clears the back-off
+//!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`).
+//! - `xkernel-1998`: the WWP paper's baseline, the x-kernel's TCP Reno, a
+//!   port of BSD's: per-ACK growth (maxseg²/cwnd), ssthresh = min(cwnd,
+//!   rwnd)/2, 500 ms timer ticks, initial RTO 6 s, minimum 1 s, maximum
+//!   64 s, back-off capped at 64×, 12 retransmissions, initial window one
+//!   segment, and 8 KB socket buffers (4.4BSD's `tcp_sendspace` /
+//!   `tcp_recvspace`): a window-limited TCP. The paper gives none of these;
+//!   they are BSD's (Stevens, *TCP/IP Illustrated* vol. 2).
+//! - `ns2`: the E2TCP paper's baseline, ns-2's one-way `Agent/TCP` with its
+//!   defaults before the 2004–2006 changes (the values ns-2's own test
+//!   suites restore): 100 ms `tcpTick_`, initial RTO 6 s (`rtxcur_init_`),
+//!   RTO floor of two ticks (`minrto_` 0), back-off capped at 64×
+//!   (`maxbackoff_`), per-ACK growth, ssthresh = min(cwnd, window)/2,
+//!   initial window one segment (`windowInit_`).
+
+use core::fmt;
+use core::str::FromStr;
+
+use super::config::{RttSampling, TcpConfig};
+use crate::time::Duration;
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TcpProfile {
+    #[default]
+    Rfc,
+    Linux,
+    Ns3,
+    Xkernel1998,
+    Ns2,
+}
+
+impl TcpProfile {
+    pub const ALL: [TcpProfile; 5] = [
+        TcpProfile::Rfc,
+        TcpProfile::Linux,
+        TcpProfile::Ns3,
+        TcpProfile::Xkernel1998,
+        TcpProfile::Ns2,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            TcpProfile::Rfc => "rfc",
+            TcpProfile::Linux => "linux",
+            TcpProfile::Ns3 => "ns3",
+            TcpProfile::Xkernel1998 => "xkernel-1998",
+            TcpProfile::Ns2 => "ns2",
+        }
+    }
+
+    /// The rules of this profile.
+    pub fn rules(self) -> TcpRules {
+        let rfc = TcpRules::default();
+        match self {
+            TcpProfile::Rfc => rfc,
+            TcpProfile::Linux => TcpRules {
+                ssthresh_base: SsthreshBase::Cwnd,
+                repeated_rto_keeps_ssthresh: true,
+                prr: true,
+                limited_transmit: true,
+                hystart: true,
+                rto_formula: RtoFormula::LinuxRttvarFloor,
+                ..rfc
+            },
+            TcpProfile::Ns3 => TcpRules {
+                growth: Growth::PerAck,
+                ssthresh_base: SsthreshBase::Pipe,
+                repeated_rto_keeps_ssthresh: true,
+                prr: true,
+                limited_transmit: true,
+                new_ack_clears_backoff: true,
+                ..rfc
+            },
+            TcpProfile::Xkernel1998 => TcpRules {
+                growth: Growth::PerAck,
+                ssthresh_base: SsthreshBase::WindowMin,
+                clock_tick: Duration::from_millis(500),
+                max_backoff_shift: 6,
+                ..rfc
+            },
+            TcpProfile::Ns2 => TcpRules {
+                growth: Growth::PerAck,
+                ssthresh_base: SsthreshBase::WindowMin,
+                clock_tick: Duration::from_millis(100),
+                max_backoff_shift: 6,
+                ..rfc
+            },
+        }
+    }
+
+    /// `cfg` following this profile: its rules and its stack's timer
+    /// values (and, for the papers' baselines, their windows). Options
+    /// set after this (scenario keys) override it.
+    pub fn apply(self, cfg: TcpConfig) -> TcpConfig {
+        let base = TcpConfig {
+            profile: self,
+            rules: self.rules(),
+            ..cfg
+        };
+        match self {
+            TcpProfile::Rfc => base,
+            TcpProfile::Linux => TcpConfig {
+                min_rto: Duration::from_millis(200),
+                initial_rto: Duration::from_secs(1),
+                max_rto: Duration::from_secs(120),
+                max_consecutive_rtos: 15,
+                rtt_sampling: RttSampling::Linux,
+                ..base
+            },
+            TcpProfile::Ns3 => TcpConfig {
+                min_rto: Duration::from_secs(1),
+                initial_rto: Duration::from_secs(1),
+                max_rto: Duration::from_secs(60),
+                max_consecutive_rtos: 6,
+                ..base
+            },
+            TcpProfile::Xkernel1998 => TcpConfig {
+                min_rto: Duration::from_secs(1),
+                initial_rto: Duration::from_secs(6),
+                max_rto: Duration::from_secs(64),
+                max_consecutive_rtos: 12,
+                initial_window: 1,
+                send_buffer: 8 * 1024,
+                recv_buffer: 8 * 1024,
+                ..base
+            },
+            TcpProfile::Ns2 => TcpConfig {
+                min_rto: Duration::from_millis(200),
+                initial_rto: Duration::from_secs(6),
+                max_rto: Duration::from_secs(100_000),
+                initial_window: 1,
+                ..base
+            },
+        }
+    }
+}
+
+impl fmt::Display for TcpProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TcpProfile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TcpProfile, String> {
+        TcpProfile::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown TCP profile {s:?} (expected rfc, linux, ns3, xkernel-1998 or ns2)")
+            })
+    }
+}
+
+/// The rules in which stacks differ. `Default` is the `rfc` profile.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TcpRules {
+    pub growth: Growth,
+    /// What ssthresh halves at a loss (CUBIC always takes β·cwnd).
+    pub ssthresh_base: SsthreshBase,
+    /// A second RTO in a row, whose segment the timer already resent,
+    /// leaves ssthresh alone (RFC 5681 §3.1 asks the cut only when the
+    /// segment "has not yet been resent by way of the retransmission
+    /// timer"; Linux and ns-3 follow it).
+    pub repeated_rto_keeps_ssthresh: bool,
+    /// Proportional Rate Reduction (RFC 6937) sizes the window in SACK
+    /// recovery instead of setting it to ssthresh at once.
+    pub prr: bool,
+    /// Limited Transmit (RFC 3042): without SACK, the first two dupacks
+    /// each let one new segment out. (With SACK the pipe already falls by
+    /// each SACKed segment.)
+    pub limited_transmit: bool,
+    /// CUBIC leaves slow start when the RTT rises (HyStart's delay test,
+    /// Linux's `hystart_delay`).
+    pub hystart: bool,
+    pub rto_formula: RtoFormula,
+    /// Every new cumulative ACK recomputes the RTO from SRTT and RTTVAR,
+    /// ending any back-off (ns-3's `NewAck`); otherwise the back-off stays
+    /// until a fresh RTT sample (RFC 6298 §5.7's note, Karn).
+    pub new_ack_clears_backoff: bool,
+    /// Clock granularity G: RTT samples are counted in whole ticks
+    /// (rounded up) and the RTO in whole ticks above SRTT; 1 ms except
+    /// for the coarse timers of BSD (500 ms) and old ns-2 (100 ms).
+    pub clock_tick: Duration,
+    /// The back-off stops doubling after this many timeouts (BSD's
+    /// `tcp_backoff` table and ns-2's `maxbackoff_` stop at 64×).
+    pub max_backoff_shift: u32,
+}
+
+impl Default for TcpRules {
+    fn default() -> TcpRules {
+        TcpRules {
+            growth: Growth::ByteCounting,
+            ssthresh_base: SsthreshBase::Flight,
+            repeated_rto_keeps_ssthresh: false,
+            prr: false,
+            limited_transmit: false,
+            hystart: false,
+            rto_formula: RtoFormula::Rfc6298,
+            new_ack_clears_backoff: false,
+            clock_tick: Duration::from_millis(1),
+            max_backoff_shift: 16,
+        }
+    }
+}
+
+/// How the Reno-family window grows per ACK.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Growth {
+    /// RFC 3465 byte counting (L = 2 in slow start; one MSS per window of
+    /// acknowledged bytes in congestion avoidance).
+    #[default]
+    ByteCounting,
+    /// One MSS per ACK in slow start, MSS²/cwnd (at least one byte) per
+    /// ACK in congestion avoidance, whatever the ACK covers (ns-3
+    /// TcpNewReno, BSD, ns-2).
+    PerAck,
+}
+
+/// What a loss halves into ssthresh.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum SsthreshBase {
+    /// RFC 5681 eq. (4): FlightSize = snd_max − snd_una.
+    #[default]
+    Flight,
+    /// The congestion window (Linux `tcp_reno_ssthresh`).
+    Cwnd,
+    /// The RFC 6675 pipe: outstanding data neither SACKed nor lost
+    /// (ns-3 `BytesInFlight`).
+    Pipe,
+    /// min(cwnd, peer's window) (BSD `tcp_timers`/`tcp_input`, ns-2
+    /// `window()`).
+    WindowMin,
+}
+
+impl SsthreshBase {
+    /// The bytes the loss response halves.
+    pub fn pick(self, flight: u64, pipe: u64, cwnd: u64, peer_wnd: u64) -> u64 {
+        match self {
+            SsthreshBase::Flight => flight,
+            SsthreshBase::Cwnd => cwnd,
+            SsthreshBase::Pipe => pipe,
+            SsthreshBase::WindowMin => cwnd.min(peer_wnd),
+        }
+    }
+}
+
+/// How SRTT and RTTVAR make the RTO.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum RtoFormula {
+    /// RFC 6298 §2: max(min_rto, SRTT + max(G, 4·RTTVAR)).
+    #[default]
+    Rfc6298,
+    /// Linux: SRTT + max(4·RTTVAR, min_rto) — the floor is on the
+    /// variation term, so the RTO is never closer than 200 ms to SRTT.
+    LinuxRttvarFloor,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_parse_from_their_names() {
+        for p in TcpProfile::ALL {
+            assert_eq!(p.name().parse::<TcpProfile>(), Ok(p));
+        }
+        assert!("bsd".parse::<TcpProfile>().is_err());
+        assert_eq!(TcpProfile::Rfc.rules(), TcpRules::default());
+    }
+
+    #[test]
+    fn each_profile_differs_from_rfc_and_sets_its_timers() {
+        for p in &TcpProfile::ALL[1..] {
+            assert_ne!(p.rules(), TcpRules::default(), "{p}");
+        }
+        let linux = TcpProfile::Linux.apply(TcpConfig::default());
+        assert_eq!(linux.min_rto, Duration::from_millis(200));
+        assert_eq!(linux.rtt_sampling, RttSampling::Linux);
+        assert_eq!(linux.profile, TcpProfile::Linux);
+        let x = TcpProfile::Xkernel1998.apply(TcpConfig::default());
+        assert_eq!((x.recv_buffer, x.initial_window), (8192, 1));
+        x.validate().unwrap();
+        for p in TcpProfile::ALL {
+            p.apply(TcpConfig::default()).validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn ssthresh_bases_pick_what_each_stack_halves() {
+        let (flight, pipe, cwnd, rwnd) = (20_000, 6_000, 15_000, 8_000);
+        let pick = |b: SsthreshBase| b.pick(flight, pipe, cwnd, rwnd);
+        assert_eq!(pick(SsthreshBase::Flight), 20_000);
+        assert_eq!(pick(SsthreshBase::Pipe), 6_000);
+        assert_eq!(pick(SsthreshBase::Cwnd), 15_000);
+        assert_eq!(pick(SsthreshBase::WindowMin), 8_000);
+    }
+}

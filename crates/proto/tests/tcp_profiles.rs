@@ -1,0 +1,186 @@
+//! TCP behaviour profiles (`tcp/profile.rs`): each rule a profile switches
+//! on changes what the connection does, and fails its test when switched
+//! off. The timer rules (tick, Linux's floor, back-off cap), per-ACK growth,
+//! the ssthresh bases and HyStart have unit tests next to their code.
+
+mod common;
+
+use common::pair::{Fate, PacketInfo, Pair, CLIENT, SERVER};
+use joulenet_proto::tcp::{SsthreshBase, TcpConfig, TcpProfile, TcpVariant};
+use joulenet_proto::{Agent, Time};
+
+const MSS: u64 = 1460;
+const LIMIT: Time = Time::from_secs(120);
+
+fn profile(p: TcpProfile, v: TcpVariant) -> TcpConfig {
+    p.apply(TcpConfig::new(v))
+}
+
+fn dropping(cfg: TcpConfig, bytes: u64, drops: &'static [u64]) -> Pair {
+    let mut p =
+        Pair::one_way(cfg, bytes).script(move |pk: &PacketInfo| match (pk.dir, pk.data_index) {
+            (CLIENT, Some(k)) if drops.contains(&k) => Fate::Drop,
+            _ => Fate::Deliver,
+        });
+    p.start();
+    p
+}
+
+/// First transmissions the client made before its first fast recovery.
+fn new_segments_before_recovery(cfg: TcpConfig) -> u64 {
+    let mut p = dropping(cfg, 400_000, &[40]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let sent = p.agents[CLIENT].stats().data_packets;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    sent
+}
+
+#[test]
+fn limited_transmit_sends_one_new_segment_per_early_dupack() {
+    let mut on = TcpConfig::new(TcpVariant::NewReno);
+    on.rules.limited_transmit = true;
+    let off = TcpConfig::new(TcpVariant::NewReno);
+    assert_eq!(
+        new_segments_before_recovery(on),
+        new_segments_before_recovery(off) + 2,
+        "RFC 3042: the first two dupacks each release a segment"
+    );
+}
+
+/// Microseconds from the fast retransmit to the first new segment sent
+/// after it, and the segments sent during the recovery.
+fn recovery_sending(cfg: TcpConfig) -> (u64, u64) {
+    let mut p = dropping(cfg, 600_000, &[60]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let start = p.now;
+    let before = p.agents[CLIENT].stats().data_packets;
+    let mut first_new = None;
+    assert!(p.run_while(LIMIT, |p| {
+        if first_new.is_none() && p.agents[CLIENT].stats().data_packets > before {
+            first_new = Some(p.now);
+        }
+        p.agents[CLIENT].in_recovery()
+    }));
+    let during = p.agents[CLIENT].stats().data_packets - before;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    let first = first_new.expect("new data during recovery");
+    ((first - start).as_nanos() / 1000, during)
+}
+
+#[test]
+fn prr_spreads_recovery_sends_instead_of_waiting_for_the_pipe_to_drain() {
+    let mut on = TcpConfig::new(TcpVariant::Sack);
+    on.rules.prr = true;
+    let (prr_wait, prr_sent) = recovery_sending(on);
+    let (rfc_wait, rfc_sent) = recovery_sending(TcpConfig::new(TcpVariant::Sack));
+    // RFC 6675 sends nothing new until the pipe falls below ssthresh,
+    // half a window of dupacks later; PRR sends on the second dupack.
+    assert!(
+        prr_wait * 4 < rfc_wait,
+        "first new segment after {prr_wait} µs with PRR, {rfc_wait} µs without"
+    );
+    // Both end the recovery having sent about ssthresh's worth.
+    assert!(prr_sent.abs_diff(rfc_sent) <= 3, "{prr_sent} vs {rfc_sent}");
+}
+
+/// ssthresh after the first and the second of two timeouts in a row.
+fn two_timeouts(cfg: TcpConfig) -> (u64, u64) {
+    // Every ACK after 0.5 s is lost: timeouts follow one another.
+    let mut p = Pair::one_way(cfg, 2_000_000).script(|pk: &PacketInfo| {
+        if pk.dir == SERVER && pk.time > Time::from_millis(500) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.start();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts < 1));
+    let first = p.agents[CLIENT].ssthresh();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts < 2));
+    (first, p.agents[CLIENT].ssthresh())
+}
+
+#[test]
+fn a_repeated_timeout_keeps_ssthresh_under_ns3_and_linux() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::Sack);
+    let (first, second) = two_timeouts(ns3.clone());
+    assert!(
+        first > 2 * MSS,
+        "the first timeout halves a full pipe: {first}"
+    );
+    assert_eq!(second, first, "ns-3's ReTxTimeout leaves it");
+    // Without the rule the pipe after a timeout (one segment) is halved
+    // again, to the two-segment floor.
+    let mut cut_again = ns3;
+    cut_again.rules.repeated_rto_keeps_ssthresh = false;
+    let (_, second) = two_timeouts(cut_again);
+    assert_eq!(second, 2 * MSS);
+}
+
+#[test]
+fn pipe_based_ssthresh_halves_less_than_the_flight_when_segments_are_sacked() {
+    // A burst of four losses: at recovery the pipe excludes the SACKed and
+    // lost data that FlightSize still counts.
+    let ssthresh_at_recovery = |base| {
+        let mut cfg = TcpConfig::new(TcpVariant::Sack);
+        cfg.rules.ssthresh_base = base;
+        let mut p = dropping(cfg, 600_000, &[60, 61, 62, 63]);
+        assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+        let a = &p.agents[CLIENT];
+        (a.ssthresh(), a.flight())
+    };
+    let (flight_based, flight) = ssthresh_at_recovery(SsthreshBase::Flight);
+    let (pipe_based, _) = ssthresh_at_recovery(SsthreshBase::Pipe);
+    assert_eq!(flight_based, flight / 2);
+    assert!(
+        pipe_based + 2 * MSS <= flight_based,
+        "pipe {pipe_based} vs flight {flight_based}"
+    );
+}
+
+/// The client's RTO once the retransmission of a lost tail is acknowledged.
+fn rto_after_tail_loss(cfg: TcpConfig) -> joulenet_proto::Duration {
+    // Ten segments, the last lost: no dupacks, so a timeout resends it.
+    let mut p = dropping(cfg, 10 * MSS, &[9]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts == 0));
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].flight() > 0));
+    p.agents[CLIENT].rto()
+}
+
+#[test]
+fn ns3_clears_the_back_off_on_a_new_ack_rfc_waits_for_a_sample() {
+    let rfc = rto_after_tail_loss(TcpConfig::new(TcpVariant::NewReno));
+    let mut ns3_rule = TcpConfig::new(TcpVariant::NewReno);
+    ns3_rule.rules.new_ack_clears_backoff = true;
+    let ns3 = rto_after_tail_loss(ns3_rule);
+    // The ACK covers only the retransmission: Karn gives no sample.
+    assert_eq!(rfc, ns3.saturating_mul(2), "{rfc:?} vs {ns3:?}");
+}
+
+#[test]
+fn the_xkernel_baseline_is_window_limited() {
+    let cfg = profile(TcpProfile::Xkernel1998, TcpVariant::Reno);
+    let mut p = Pair::one_way(cfg, 300_000);
+    p.start();
+    let mut most = 0;
+    assert!(p.run_while(LIMIT, |p| {
+        most = most.max(p.agents[CLIENT].flight());
+        !p.agents[CLIENT].is_closed()
+    }));
+    p.assert_complete();
+    assert!(most <= 8 * 1024 + 1, "flight reached {most}");
+    assert!(most > 4 * 1024, "and uses its window: {most}");
+}
+
+#[test]
+fn every_profile_completes_a_lossy_transfer() {
+    for prof in TcpProfile::ALL {
+        for v in [TcpVariant::NewReno, TcpVariant::Sack, TcpVariant::Cubic] {
+            let mut p = dropping(profile(prof, v), 300_000, &[20, 21, 80, 150]);
+            assert!(p.run_until_closed(Time::from_secs(600)), "{prof} {v}");
+            p.assert_complete();
+        }
+    }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Linux TCP as an independent reference (issue 16): kernel TCP Reno (SACK
+# and timestamps on, as Linux ships) over a 10 Mbit/s point-to-point link
+# built of network namespaces (scripts/netns-lib.sh: tbf for the rate,
+# nftables numgen for random loss both ways, no netem), for p = 0, 1, 5,
+# 10 %. Writes validation/linux/results/lossy-p2p.csv (p, run, seconds);
+# compare with `joulenet run validation/linux/lossy-p2p.toml`.
+# Usage (root): nice -n 10 validation/linux/lossy-p2p.sh [RUNS] [BYTES]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../scripts/netns-lib.sh"
+runs=${1:-3}
+bytes=${2:-2000000}
+jn_need || exit $?
+trap jn_teardown EXIT
+jn_two_host 10mbit
+out="$here/results/lossy-p2p.csv"
+echo "loss_pct,run,bytes,seconds,rto_timeouts,loss_probes" > "$out"
+for p in 0 1 5 10; do
+    # shellcheck disable=SC2086
+    jn_set_loss $JN_LOSSY "$p"
+    for r in $(seq 1 "$runs"); do
+        jn_x A nstat -n >/dev/null 2>&1 || true
+        jn_x B python3 "$here/tcp_transfer.py" serve 5201 > "$here/results/.serve" &
+        server=$!
+        sleep 0.3
+        jn_x A python3 "$here/tcp_transfer.py" send "$JN_SERVER" 5201 "$bytes" reno
+        wait "$server"
+        read -r n secs < "$here/results/.serve"
+        # The sender's RTOs and tail loss probes during this transfer.
+        counters=$(jn_x A nstat -az TcpExtTCPTimeouts TcpExtTCPLossProbes 2>/dev/null || true)
+        rto=$(awk '$1 == "TcpExtTCPTimeouts" { print $2 }' <<<"$counters")
+        tlp=$(awk '$1 == "TcpExtTCPLossProbes" { print $2 }' <<<"$counters")
+        echo "$p,$r,$n,$secs,${rto:-},${tlp:-}" | tee -a "$out"
+    done
+done
+rm -f "$here/results/.serve"
