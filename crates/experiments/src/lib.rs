@@ -101,7 +101,7 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     if options.baseline.is_some() && !matches!(paper, "wwp" | "e2tcp") {
         return Err(format!(
-            "--baseline applies to the TCP baselines of wwp and e2tcp; {paper}'s are the paper's own (rate-sack, tcp-eln) with the rfc profile"
+            "--baseline applies to the TCP baselines of wwp and e2tcp; {paper}'s comparisons keep the rfc profile (docs/reproduction/{paper}.md)"
         ));
     }
     if paper == "rcp" {

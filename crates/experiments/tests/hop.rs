@@ -30,6 +30,7 @@ fn quick_hop_reproduction_degrades_gracefully_and_crosses_partitions() {
         scenarios: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")),
         out: out.clone(),
         echo: false,
+        baseline: None,
     };
     let outcome = reproduce("hop", &options).unwrap();
     for section in ["§5.2", "§5.1.2", "§5.4", "§5.7", "§5.3", "§5.5", "§5.6.1"] {
