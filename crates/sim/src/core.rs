@@ -21,6 +21,7 @@ struct ExchangeParams {
     arq: Option<crate::link::Arq>,
     down: bool,
     overhead: u32,
+    frame_time: Duration,
 }
 
 /// A node's state beyond its links.
@@ -423,6 +424,7 @@ impl Core {
             arq: p.arq,
             down: p.down.is_down(now),
             overhead: p.overhead_bytes,
+            frame_time: p.frame_time,
         };
         let (from_radio, to_radio, reverse) = (
             self.links[li].from_radio,
@@ -431,7 +433,7 @@ impl Core {
         );
         let receiver_listening = self.radio_usable(to_radio, now + params.delay);
         let bits = (frame.network_len() as u64 + params.overhead as u64) * 8;
-        let t_frame = Duration::transmission(bits, params.rate_bps);
+        let t_frame = params.frame_time + Duration::transmission(bits, params.rate_bps);
         let d = params.delay;
         // A link that is down (`link_schedule`) loses what starts on it.
         let down = params.down;
@@ -455,7 +457,7 @@ impl Core {
         };
         let attempts = frame.opts.link_attempts.unwrap_or(arq.max_attempts).max(1);
         let ack_bits = arq.ack_bytes as u64 * 8;
-        let t_ack = Duration::transmission(ack_bits, params.rate_bps);
+        let t_ack = params.frame_time + Duration::transmission(ack_bits, params.rate_bps);
         let ack_timeout = d + arq.sifs + t_ack + d;
         let mut start = now;
         let mut delivered = None;

@@ -36,6 +36,10 @@ pub struct LinkParams {
     pub queue_limit: usize,
     /// Link-layer bytes added to every frame (MAC header, FCS, preamble).
     pub overhead_bytes: u32,
+    /// Time on the air before every frame's bits, at no data rate: a
+    /// radio's preamble and turnaround (E2TCP §1.2: WaveLAN needs 254 µs
+    /// before the payload). Link ACKs pay it too.
+    pub frame_time: Duration,
     pub arq: Option<Arq>,
     /// When the link is down (`crate::link_schedule`).
     pub down: crate::link_schedule::Downtime,

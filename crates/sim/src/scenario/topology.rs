@@ -254,6 +254,7 @@ const LINK_KEYS: &[&str] = &[
     "delay",
     "queue",
     "overhead",
+    "frame_time",
     "medium",
     "radio",
     "arq",
@@ -296,6 +297,10 @@ fn link(
     let overhead = match pick("overhead") {
         Some(r) => r.req("overhead", r.int_in("overhead", 0, 65_535))? as u32,
         None => 0,
+    };
+    let frame_time = match pick("frame_time") {
+        Some(r) => r.req("frame_time", r.duration("frame_time"))?,
+        None => Duration::ZERO,
     };
     let medium = match pick("medium") {
         Some(r) => r.req("medium", r.str("medium"))?,
@@ -350,6 +355,7 @@ fn link(
             delay,
             queue_limit: queue,
             overhead_bytes: overhead,
+            frame_time,
             arq,
             down,
         },
