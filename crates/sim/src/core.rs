@@ -387,6 +387,7 @@ impl Core {
         self.queue.push(exchange.done_at, Event::TransmitDone(l));
         match exchange.delivered_at {
             Some(at) => {
+                let at = link.jittered(at);
                 link.in_flight.push_back((at, frame));
                 if link.in_flight.len() == 1 {
                     self.queue.push(at, Event::Arrival(l));

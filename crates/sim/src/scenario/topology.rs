@@ -255,6 +255,7 @@ const LINK_KEYS: &[&str] = &[
     "queue",
     "overhead",
     "frame_time",
+    "jitter",
     "medium",
     "radio",
     "arq",
@@ -300,6 +301,10 @@ fn link(
     };
     let frame_time = match pick("frame_time") {
         Some(r) => r.req("frame_time", r.duration("frame_time"))?,
+        None => Duration::ZERO,
+    };
+    let jitter = match pick("jitter") {
+        Some(r) => r.req("jitter", r.duration("jitter"))?,
         None => Duration::ZERO,
     };
     let medium = match pick("medium") {
@@ -356,6 +361,7 @@ fn link(
             queue_limit: queue,
             overhead_bytes: overhead,
             frame_time,
+            jitter,
             arq,
             down,
         },
