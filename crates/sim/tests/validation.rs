@@ -295,6 +295,40 @@ tcp = { recv_buffer = "256KiB" }
     );
 }
 
+/// `jitter` holds each delivered frame a further uniform [0, jitter] in
+/// order: a transfer completes with every byte, and its round trips (both
+/// directions jittered) average about one jitter more than without, where
+/// without jitter they are the two link delays.
+#[test]
+fn jitter_spreads_delays_within_its_bound() {
+    let bulk = |jitter: &str| {
+        run(
+            &format!(
+                r#"
+[link]
+rate = "10Mbps"
+delay = "10ms"
+jitter = "{jitter}"
+[flow]
+protocol = "newreno"
+app = "bulk"
+bytes = "300kB"
+"#
+            ),
+            1,
+        )
+        .flows[0]
+            .clone()
+    };
+    let flat = bulk("0s");
+    let spread = bulk("50ms");
+    assert!(flat.completed && spread.completed);
+    assert_eq!(spread.bytes_delivered, flat.bytes_delivered);
+    let (f, s) = (flat.rtt_mean_ms.unwrap(), spread.rtt_mean_ms.unwrap());
+    assert!(flat.rtt_min_ms.unwrap() >= 20.0, "flat {f} ms");
+    assert!(s > f + 25.0 && s < f + 100.0, "jittered {s} ms vs {f} ms");
+}
+
 /// A run is a pure function of (scenario, seed): byte-identical results.
 #[test]
 fn runs_are_deterministic() {
