@@ -21,6 +21,7 @@ struct ExchangeParams {
     arq: Option<crate::link::Arq>,
     down: bool,
     overhead: u32,
+    frame_time: Duration,
 }
 
 /// A node's state beyond its links.
@@ -386,6 +387,7 @@ impl Core {
         self.queue.push(exchange.done_at, Event::TransmitDone(l));
         match exchange.delivered_at {
             Some(at) => {
+                let at = link.jittered(at);
                 link.in_flight.push_back((at, frame));
                 if link.in_flight.len() == 1 {
                     self.queue.push(at, Event::Arrival(l));
@@ -423,6 +425,7 @@ impl Core {
             arq: p.arq,
             down: p.down.is_down(now),
             overhead: p.overhead_bytes,
+            frame_time: p.frame_time,
         };
         let (from_radio, to_radio, reverse) = (
             self.links[li].from_radio,
@@ -431,7 +434,7 @@ impl Core {
         );
         let receiver_listening = self.radio_usable(to_radio, now + params.delay);
         let bits = (frame.network_len() as u64 + params.overhead as u64) * 8;
-        let t_frame = Duration::transmission(bits, params.rate_bps);
+        let t_frame = params.frame_time + Duration::transmission(bits, params.rate_bps);
         let d = params.delay;
         // A link that is down (`link_schedule`) loses what starts on it.
         let down = params.down;
@@ -457,7 +460,7 @@ impl Core {
         };
         let attempts = frame.opts.link_attempts.unwrap_or(arq.max_attempts).max(1);
         let ack_bits = arq.ack_bytes as u64 * 8;
-        let t_ack = Duration::transmission(ack_bits, params.rate_bps);
+        let t_ack = params.frame_time + Duration::transmission(ack_bits, params.rate_bps);
         let ack_timeout = d + arq.sifs + t_ack + d;
         let mut start = now;
         let mut delivered = None;

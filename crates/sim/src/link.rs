@@ -36,6 +36,15 @@ pub struct LinkParams {
     pub queue_limit: usize,
     /// Link-layer bytes added to every frame (MAC header, FCS, preamble).
     pub overhead_bytes: u32,
+    /// Time on the air before every frame's bits, at no data rate: a
+    /// radio's preamble and turnaround (E2TCP §1.2: WaveLAN needs 254 µs
+    /// before the payload). Link ACKs pay it too.
+    pub frame_time: Duration,
+    /// Each delivered frame is held up to this much longer, uniformly at
+    /// random, in order (a frame never overtakes the one before it): the
+    /// per-segment delays of the Wave & Probing paper's PHASE_DROP (§4),
+    /// which sits between transport and IP, so the radios do not see it.
+    pub jitter: Duration,
     pub arq: Option<Arq>,
     /// When the link is down (`crate::link_schedule`).
     pub down: crate::link_schedule::Downtime,
@@ -90,9 +99,25 @@ pub struct Transmitter {
     pub counters: LinkCounters,
     /// Wireless (has radios) or wired.
     pub wireless: bool,
+    /// Draws the `jitter` of each delivered frame (its own stream, so a
+    /// link without jitter draws nothing and runs as before).
+    pub jitter_rng: rand_pcg::Pcg64Mcg,
 }
 
 impl Transmitter {
+    /// When a frame that would arrive at `at` arrives with the link's
+    /// jitter: a uniform extra delay, never before the frame ahead of it.
+    pub fn jittered(&mut self, at: Time) -> Time {
+        if self.params.jitter == Duration::ZERO {
+            return at;
+        }
+        use rand::Rng;
+        let extra =
+            Duration((self.params.jitter.0 as f64 * self.jitter_rng.random::<f64>()) as u64);
+        let behind = self.in_flight.back().map_or(Time::ZERO, |f| f.0);
+        (at + extra).max(behind)
+    }
+
     pub fn queue_len(&self) -> usize {
         self.queue.len()
     }

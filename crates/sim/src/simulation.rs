@@ -103,22 +103,41 @@ impl Simulation {
                 ),
             };
             let (fwd, rev) = (2 * i as u32, 2 * i as u32 + 1);
-            let direction = |from, to, from_radio, to_radio, reverse, loss| Transmitter {
-                params: l.params.clone(),
-                from,
-                to,
-                from_radio,
-                to_radio,
-                reverse,
-                loss,
-                queue: Default::default(),
-                busy: false,
-                in_flight: Default::default(),
-                counters: LinkCounters::default(),
-                wireless: l.radio.is_some(),
-            };
-            links.push(direction(l.a, l.b, ra, rb, rev, forward_loss));
-            links.push(direction(l.b, l.a, rb, ra, fwd, reverse_loss));
+            let jitter = |dir: &str| streams.stream(&format!("link/{i}/{dir}/jitter"));
+            let direction =
+                |from, to, from_radio, to_radio, reverse, loss, jitter_rng| Transmitter {
+                    params: l.params.clone(),
+                    from,
+                    to,
+                    from_radio,
+                    to_radio,
+                    reverse,
+                    loss,
+                    queue: Default::default(),
+                    busy: false,
+                    in_flight: Default::default(),
+                    counters: LinkCounters::default(),
+                    wireless: l.radio.is_some(),
+                    jitter_rng,
+                };
+            links.push(direction(
+                l.a,
+                l.b,
+                ra,
+                rb,
+                rev,
+                forward_loss,
+                jitter("forward"),
+            ));
+            links.push(direction(
+                l.b,
+                l.a,
+                rb,
+                ra,
+                fwd,
+                reverse_loss,
+                jitter("reverse"),
+            ));
             nodes[l.a as usize].links_out.push(fwd);
             nodes[l.b as usize].links_out.push(rev);
         }

@@ -257,6 +257,78 @@ tcp = {{ recv_buffer = "256KiB" }}
     }
 }
 
+/// A per-frame time (`frame_time`, E2TCP §1.2's 254 µs before WaveLAN's
+/// payload) holds the link for that long before every frame's bits: a
+/// bulk transfer runs at the payload share of (frame time + frame bits at
+/// the rate), within 3 %, and never faster. Without it the bound is ~18 %
+/// higher, so a link that ignored the key fails the upper check.
+#[test]
+fn frame_time_is_paid_by_every_frame() {
+    let r = run(
+        r#"
+[link]
+rate = "10Mbps"
+delay = "2ms"
+queue = 1000
+frame_time = "254us"
+[flow]
+protocol = "newreno"
+app = "bulk"
+bytes = "5MB"
+tcp = { recv_buffer = "256KiB" }
+"#,
+        1,
+    );
+    let f = &r.flows[0];
+    assert!(f.completed);
+    let per_frame_s = 254e-6 + (1460.0 + 40.0) * 8.0 / 10e6;
+    let bound = 1460.0 * 8.0 / per_frame_s;
+    assert!(
+        f.goodput_bps <= bound * 1.0001,
+        "faster than the link allows: {} > {bound}",
+        f.goodput_bps
+    );
+    assert!(
+        f.goodput_bps >= bound * 0.97,
+        "{} vs {bound}",
+        f.goodput_bps
+    );
+}
+
+/// `jitter` holds each delivered frame a further uniform [0, jitter] in
+/// order: a transfer completes with every byte, and its round trips (both
+/// directions jittered) average about one jitter more than without, where
+/// without jitter they are the two link delays.
+#[test]
+fn jitter_spreads_delays_within_its_bound() {
+    let bulk = |jitter: &str| {
+        run(
+            &format!(
+                r#"
+[link]
+rate = "10Mbps"
+delay = "10ms"
+jitter = "{jitter}"
+[flow]
+protocol = "newreno"
+app = "bulk"
+bytes = "300kB"
+"#
+            ),
+            1,
+        )
+        .flows[0]
+            .clone()
+    };
+    let flat = bulk("0s");
+    let spread = bulk("50ms");
+    assert!(flat.completed && spread.completed);
+    assert_eq!(spread.bytes_delivered, flat.bytes_delivered);
+    let (f, s) = (flat.rtt_mean_ms.unwrap(), spread.rtt_mean_ms.unwrap());
+    assert!(flat.rtt_min_ms.unwrap() >= 20.0, "flat {f} ms");
+    assert!(s > f + 25.0 && s < f + 100.0, "jittered {s} ms vs {f} ms");
+}
+
 /// A run is a pure function of (scenario, seed): byte-identical results.
 #[test]
 fn runs_are_deterministic() {

@@ -59,6 +59,12 @@ pub struct WwpReceiver {
     wave: Option<Wave>,
     /// The level the last wave decided.
     last_wave_level: u8,
+    /// What the wave rule decided, per wave: complete waves by the level
+    /// their duration gave (index = level; 0 = complete but slower than
+    /// L·B), and incomplete waves last. The congestion levels (between 1
+    /// and L−1) against the error verdict (incomplete) are the paper's
+    /// central distinction; the reproduction reads these as gauges.
+    wave_verdicts: Vec<u64>,
     /// The level the last N-S ACK set (resent on a retransmitted PROBE3).
     last_level: u8,
     base_rtt: Option<Duration>,
@@ -85,6 +91,7 @@ impl WwpReceiver {
             next: 0,
             wave: None,
             last_wave_level: top,
+            wave_verdicts: vec![0; top as usize + 2],
             last_level: top,
             base_rtt: None,
             pr1_sent: Vec::new(),
@@ -225,6 +232,12 @@ impl WwpReceiver {
         let complete = w.received >= w.size;
         let measured = net.now().saturating_since(w.first_at);
         let level = after_wave(&self.cfg, complete, measured, w.size);
+        let verdict = if complete {
+            level as usize
+        } else {
+            self.wave_verdicts.len() - 1
+        };
+        self.wave_verdicts[verdict] += 1;
         self.last_wave_level = level;
         self.state = ReceiverState::Estab;
         self.ns_ack(net, to, level, None);
@@ -454,7 +467,12 @@ impl Agent for WwpReceiver {
     fn gauge(&self, name: &str) -> Option<f64> {
         match name {
             "wave_level" => Some(self.last_level as f64),
-            _ => None,
+            "waves_incomplete" => self.wave_verdicts.last().map(|&n| n as f64),
+            _ => {
+                let level: usize = name.strip_prefix("waves_at_level_")?.parse().ok()?;
+                let complete = self.wave_verdicts.len() - 1;
+                (level < complete).then(|| self.wave_verdicts[level] as f64)
+            }
         }
     }
 

@@ -628,3 +628,39 @@ fn a_round_trip_longer_than_the_initial_timeout_is_crossed() {
     assert!(s.timeouts < 60, "{} timeouts", s.timeouts);
     assert!(s.rtt.smoothed.unwrap() >= Duration::from_secs(3));
 }
+
+/// The wave rule tells congestion from errors: on a path slower than the
+/// baseline throughput (a 36-segment wave takes ~1 s against its 0.875 s
+/// baseline) complete waves are judged at level 2, never incomplete; on a
+/// fast path with one data segment lost the verdicts are level 3 and one
+/// incomplete wave. The receiver's gauges count both (issue 21: the
+/// reproduction reads them to show level 2 occurring under cross traffic).
+#[test]
+fn wave_verdicts_count_congestion_levels_apart_from_incomplete_waves() {
+    let gauge = |w: &World, name: &str| receiver(w).gauge(name).unwrap();
+    let mut slow = world(WwpConfig::default(), 200_000);
+    // ~286 kbit/s, below BT = 40 KB/s = 328 kbit/s.
+    slow.per_byte = Duration::from_nanos(28_000);
+    slow.start();
+    assert!(slow.run(Time::from_secs(60)));
+    assert_eq!(slow.delivered, pattern(200_000));
+    assert!(gauge(&slow, "waves_at_level_2") >= 3.0);
+    // At most the transfer's last, one-segment wave, whose baseline is 0.
+    assert!(gauge(&slow, "waves_at_level_3") <= 1.0);
+    assert_eq!(gauge(&slow, "waves_incomplete"), 0.0);
+
+    let mut lossy = world(WwpConfig::default(), 200_000);
+    let mut dropped = false;
+    lossy.drop = Box::new(move |_, from, _, p| {
+        let hit = !dropped && from == 0 && kind(p) == WwpType::Data && repr(p).seq == 40;
+        dropped |= hit;
+        hit
+    });
+    lossy.start();
+    assert!(lossy.run(Time::from_secs(60)));
+    assert_eq!(lossy.delivered, pattern(200_000));
+    assert_eq!(gauge(&lossy, "waves_at_level_2"), 0.0);
+    assert!(gauge(&lossy, "waves_at_level_3") >= 3.0);
+    assert!(gauge(&lossy, "waves_incomplete") >= 1.0);
+    assert_eq!(receiver(&lossy).gauge("waves_at_level_9"), None);
+}

@@ -254,6 +254,8 @@ const LINK_KEYS: &[&str] = &[
     "delay",
     "queue",
     "overhead",
+    "frame_time",
+    "jitter",
     "medium",
     "radio",
     "arq",
@@ -296,6 +298,14 @@ fn link(
     let overhead = match pick("overhead") {
         Some(r) => r.req("overhead", r.int_in("overhead", 0, 65_535))? as u32,
         None => 0,
+    };
+    let frame_time = match pick("frame_time") {
+        Some(r) => r.req("frame_time", r.duration("frame_time"))?,
+        None => Duration::ZERO,
+    };
+    let jitter = match pick("jitter") {
+        Some(r) => r.req("jitter", r.duration("jitter"))?,
+        None => Duration::ZERO,
     };
     let medium = match pick("medium") {
         Some(r) => r.req("medium", r.str("medium"))?,
@@ -350,6 +360,8 @@ fn link(
             delay,
             queue_limit: queue,
             overhead_bytes: overhead,
+            frame_time,
+            jitter,
             arq,
             down,
         },
