@@ -197,11 +197,11 @@ def residual_map(
     left in its battery at the end of the run (``residual_j`` over
     ``battery_j``), dead nodes crossed out, and the measured flows drawn as
     arrows from source to destination. ``data`` is a
-    :class:`~joulenet.RunResult` or its ``nodes()`` frame (with ``x_m``,
+    :class:`~joulenet.RunResult` or its ``nodes`` frame (with ``x_m``,
     ``y_m``, ``residual_j``, ``battery_j``, ``died_at_s``)."""
-    nodes = data.nodes() if hasattr(data, "nodes") and not isinstance(data, pd.DataFrame) else data
+    nodes = data.nodes if hasattr(data, "nodes") and not isinstance(data, pd.DataFrame) else data
     if flows is None and hasattr(data, "flows") and not isinstance(data, pd.DataFrame):
-        flows = data.flows()
+        flows = data.flows
     nodes = nodes.dropna(subset=["x_m", "y_m"])
     fig = _figure((5.6, 4.8))
     ax = fig.subplots()

@@ -102,3 +102,41 @@ def test_paper_reproduction_runs_from_python(tmp_path):
     assert tables, "the experiment wrote CSV tables"
     with pytest.raises(ValueError, match="unknown experiment"):
         joulenet.experiments.paper("nope", out=str(tmp_path / "x"))
+
+
+def test_residual_map_colours_nodes_by_what_their_battery_has_left(tmp_path):
+    # Six nodes on a line, tiny batteries, one CBR flow across: the relays
+    # drain, some die, and the map shows them where they stand.
+    scenario = """
+name = "residual-map"
+stop = "60s"
+[topology]
+kind = "chain"
+hops = 5
+spacing = 150
+[medium]
+standard = "802.11b"
+[energy]
+policy = "ideal"
+[[batteries]]
+node = "*"
+capacity = "3J"
+[flow]
+protocol = "udp"
+app = "cbr"
+background = false
+rate = "500kbps"
+message = 1000
+from = 0
+to = 5
+"""
+    r = joulenet.run(scenario, seed=1)
+    nodes = r.nodes
+    assert {"x_m", "y_m", "residual_j", "battery_j", "died_at_s"} <= set(nodes.columns)
+    assert (nodes["residual_j"] <= nodes["battery_j"] + 1e-9).all()
+    assert nodes["died_at_s"].notna().any(), "3 J cannot last a minute of relaying"
+    fig = plot.residual_map(r, title="residual energy")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "x (m)" and ax.get_title() == "residual energy"
+    assert any(t.get_text() == "dead" for t in ax.get_legend().get_texts())
+    _saved(fig, tmp_path, "map")
