@@ -68,6 +68,31 @@ pub struct Options {
 /// `rate-sack` or RCP's `tcp-eln`, which are the papers' own baselines).
 const TCP_BASELINES: [&str; 5] = ["tahoe", "reno", "newreno", "sack", "cubic"];
 
+/// The flows of a scenario table that a `--baseline` profile applies to,
+/// as key prefixes: each `flows.N` whose protocol (its own, else `[flow]`'s)
+/// is a plain TCP variant, or `flow` when there is no `[[flows]]` array.
+/// Set per flow, so that a UDP flow beside them (cross traffic) is not
+/// given TCP options.
+fn baseline_flows(table: &toml::Table) -> Vec<String> {
+    let protocol_of = |t: Option<&toml::Value>| {
+        t.and_then(|f| f.get("protocol"))
+            .and_then(|p| p.as_str())
+            .map(str::to_string)
+    };
+    let default = protocol_of(table.get("flow"));
+    let is_tcp = |p: &Option<String>| p.as_deref().is_some_and(|p| TCP_BASELINES.contains(&p));
+    match table.get("flows").and_then(|f| f.as_array()) {
+        Some(flows) => flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| is_tcp(&protocol_of(Some(f)).or_else(|| default.clone())))
+            .map(|(i, _)| format!("flows.{i}"))
+            .collect(),
+        None if is_tcp(&default) => vec!["flow".to_string()],
+        None => Vec::new(),
+    }
+}
+
 /// The report's statement of which TCP profile the baselines follow.
 fn baseline_line(paper: &str, baseline: Option<TcpProfile>) -> String {
     let own = match paper {
@@ -295,12 +320,8 @@ impl Ctx {
             set_path(&mut table, &k, v).map_err(|e| e.to_string())?;
         }
         if let Some(profile) = self.baseline {
-            let protocol = table
-                .get("flow")
-                .and_then(|f| f.get("protocol"))
-                .and_then(|p| p.as_str());
-            if protocol.is_some_and(|p| TCP_BASELINES.contains(&p)) {
-                let set = format!("flow.tcp.profile=\"{profile}\"");
+            for key in baseline_flows(&table) {
+                let set = format!("{key}.tcp.profile=\"{profile}\"");
                 let (k, v) = parse_override(&set).map_err(|e| e.to_string())?;
                 set_path(&mut table, &k, v).map_err(|e| e.to_string())?;
             }
@@ -435,5 +456,34 @@ pub(crate) fn paper(v: Option<f64>, prec: usize) -> String {
     match v {
         Some(v) => format!("{v:.prec$}"),
         None => "—".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::baseline_flows;
+
+    #[test]
+    fn a_baseline_profile_goes_to_tcp_flows_only() {
+        let table: toml::Table = toml::from_str(
+            r#"
+            [flow]
+            protocol = "reno"
+            [[flows]]
+            from = 0
+            [[flows]]
+            protocol = "udp"
+            [[flows]]
+            protocol = "wwp"
+            [[flows]]
+            protocol = "cubic"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(baseline_flows(&table), ["flows.0", "flows.3"]);
+        let single: toml::Table = toml::from_str("[flow]\nprotocol = \"sack\"").unwrap();
+        assert_eq!(baseline_flows(&single), ["flow"]);
+        let none: toml::Table = toml::from_str("[flow]\nprotocol = \"e2tcp\"").unwrap();
+        assert!(baseline_flows(&none).is_empty());
     }
 }
