@@ -22,7 +22,7 @@ pub enum Better {
 /// What a person needs to read one aggregate metric.
 #[derive(Copy, Clone, Debug)]
 pub struct MetricInfo {
-    /// The key in JSON and CSV outputs ([`AGGREGATE_METRICS`]).
+    /// The key in JSON and CSV outputs ([`crate::output::AGGREGATE_METRICS`]).
     pub key: &'static str,
     pub label: &'static str,
     /// The paper's symbol, where it has one (E2TCP's ε and o).
@@ -37,7 +37,7 @@ pub struct MetricInfo {
     pub definition: &'static str,
 }
 
-/// The aggregate metrics, in [`AGGREGATE_METRICS`]'s order.
+/// The aggregate metrics, in [`crate::output::AGGREGATE_METRICS`]'s order.
 pub const METRICS: &[MetricInfo] = &[
     MetricInfo {
         key: "goodput_mbps",
