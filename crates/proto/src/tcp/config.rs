@@ -159,15 +159,16 @@ pub enum Pacing {
 pub enum RttSampling {
     /// The newest newly acknowledged segment that was never retransmitted
     /// (Karn), even when the same ACK also covers retransmitted data. The
-    /// reproductions so far were made with it. At heavy loss an ACK that a
-    /// retransmission elicited also covers segments held behind the hole,
-    /// whose "RTT" is the repair's delay (samples of minutes, the RTO at
-    /// its cap: issue 16).
-    #[default]
+    /// reproductions before issue 16 were made with it. At heavy loss an
+    /// ACK that a retransmission elicited also covers segments held behind
+    /// the hole, whose "RTT" is the repair's delay (samples of minutes, the
+    /// RTO at its cap); kept only to show that effect.
     NewestClean,
-    /// Linux's rule (`FLAG_RETRANS_DATA_ACKED` in tcp_clean_rtx_queue): an
-    /// ACK that covers any retransmitted data gives no sample; the
-    /// backed-off RTO stays until a clean one does.
+    /// Karn's rule as Linux applies it (`FLAG_RETRANS_DATA_ACKED` in
+    /// tcp_clean_rtx_queue): an ACK that covers any retransmitted data
+    /// gives no sample; the backed-off RTO stays until a clean one does.
+    /// The default for every profile.
+    #[default]
     Linux,
 }
 
@@ -205,7 +206,7 @@ impl TcpConfig {
             msl: Duration::from_secs(1),
             local_port: None,
             eln: false,
-            rtt_sampling: RttSampling::NewestClean,
+            rtt_sampling: RttSampling::default(),
             pacing: Pacing::Off,
             profile: TcpProfile::Rfc,
             rules: TcpRules::default(),
@@ -215,10 +216,10 @@ impl TcpConfig {
     /// The JTP paper's rate-based TCP-SACK baseline (`rate-sack`, §6.1):
     /// SACK recovery, delayed ACKs (one per two segments, RFC 5681's 200 ms
     /// bound), and sending paced at the PFTK rate with b = 2. RTT samples
-    /// follow Linux's rule: the equation takes the SRTT at face value, and
-    /// the default rule samples a repair's delay as an RTT (issue 16) —
-    /// on a 4-hop chain losing 5% per link, SRTTs of 1–13 s where the path's
-    /// RTT is 80 ms, and a rate cut to match.
+    /// follow Linux's rule (as everywhere): the equation takes the SRTT at
+    /// face value, and `newest-clean` samples a repair's delay as an RTT —
+    /// on a 4-hop chain losing 5% per link, SRTTs of 1–13 s where the
+    /// path's RTT is 80 ms, and a rate cut to match.
     pub fn rate_sack() -> TcpConfig {
         TcpConfig {
             delayed_ack: Some(DelayedAck::default()),
