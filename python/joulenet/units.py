@@ -65,6 +65,15 @@ METRICS = {
     "delay_mean_ms": Metric("mean delay", "s", "nonnegative", "lower",
                             "application byte produced to delivered in order"),
     "rtt_mean_ms": Metric("mean RTT", "s", "nonnegative", None, "round-trip samples"),
+    "first_death_s": Metric(
+        "first death", "s", "nonnegative", "higher",
+        "when the first battery-powered node's battery emptied"),
+    "fraction_dead_s": Metric(
+        "fraction dead", "s", "nonnegative", "higher",
+        "when the scenario's dead_fraction of the battery-powered nodes had died"),
+    "first_partition_s": Metric(
+        "first partition", "s", "nonnegative", "higher",
+        "when deaths first cut a measured flow's source off from its destination"),
 }
 
 #: stored unit → factor to the SI base unit, for keys whose suffix says so

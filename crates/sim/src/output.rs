@@ -188,6 +188,9 @@ pub const AGGREGATE_METRICS: &[&str] = &[
     "energy_per_bit_uj",
     "efficiency",
     "energy_overhead",
+    "first_death_s",
+    "fraction_dead_s",
+    "first_partition_s",
 ];
 
 /// Values of the aggregate metrics for one run (flow metrics summed or
@@ -210,6 +213,9 @@ pub fn aggregate_values(r: &RunResult) -> Vec<Option<f64>> {
         s.energy_per_bit_j.map(|e| e * 1e6),
         s.efficiency,
         s.energy_overhead,
+        s.first_death_s,
+        s.fraction_dead_s,
+        s.first_partition_s,
     ]
 }
 

@@ -35,6 +35,9 @@ pub struct MetricInfo {
     pub domain: Domain,
     pub better: Better,
     pub definition: &'static str,
+    /// Only some runs have it (the lifetime metrics need batteries): a
+    /// table leaves its column out when no row has a value.
+    pub optional: bool,
 }
 
 /// The aggregate metrics, in [`crate::output::AGGREGATE_METRICS`]'s order.
@@ -48,6 +51,7 @@ pub const METRICS: &[MetricInfo] = &[
         domain: Domain::NonNegative,
         better: Better::Higher,
         definition: "bits delivered by all measured flows over their common interval",
+        optional: false,
     },
     MetricInfo {
         key: "completion_time_s",
@@ -58,6 +62,7 @@ pub const METRICS: &[MetricInfo] = &[
         domain: Domain::NonNegative,
         better: Better::Lower,
         definition: "mean completion time of the measured flows",
+        optional: false,
     },
     MetricInfo {
         key: "retransmitted_packets",
@@ -68,6 +73,7 @@ pub const METRICS: &[MetricInfo] = &[
         domain: Domain::NonNegative,
         better: Better::Lower,
         definition: "data packets sent again, all measured flows",
+        optional: false,
     },
     MetricInfo {
         key: "timeouts",
@@ -78,6 +84,7 @@ pub const METRICS: &[MetricInfo] = &[
         domain: Domain::NonNegative,
         better: Better::Lower,
         definition: "retransmission timeouts, all measured flows",
+        optional: false,
     },
     MetricInfo {
         key: "energy_j",
@@ -88,6 +95,7 @@ pub const METRICS: &[MetricInfo] = &[
         domain: Domain::NonNegative,
         better: Better::Lower,
         definition: "every node's radio energy over the run (S)",
+        optional: false,
     },
     MetricInfo {
         key: "energy_per_bit_uj",
@@ -98,6 +106,7 @@ pub const METRICS: &[MetricInfo] = &[
         domain: Domain::NonNegative,
         better: Better::Lower,
         definition: "S over the bits delivered by the measured flows",
+        optional: false,
     },
     MetricInfo {
         key: "efficiency",
@@ -110,6 +119,7 @@ pub const METRICS: &[MetricInfo] = &[
         definition: "= M/S, where S is the energy spent and M the minimum: every \
                      delivered bit sent once over each wireless hop, with no header, ACK or \
                      retransmission (E2TCP's definition)",
+        optional: false,
     },
     MetricInfo {
         key: "energy_overhead",
@@ -120,6 +130,43 @@ pub const METRICS: &[MetricInfo] = &[
         domain: Domain::NonNegative,
         better: Better::Lower,
         definition: "= (S − M)/M, the energy spent beyond the minimum, per unit of it",
+        optional: false,
+    },
+    MetricInfo {
+        key: "first_death_s",
+        label: "first death",
+        symbol: None,
+        unit: "s",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Higher,
+        definition: "when the first battery-powered node's battery emptied; a mean only when it \
+                     happened in every seed (a network that outlived the run is censored)",
+        optional: true,
+    },
+    MetricInfo {
+        key: "fraction_dead_s",
+        label: "fraction dead",
+        symbol: None,
+        unit: "s",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Higher,
+        definition: "when the scenario's `dead_fraction` of the battery-powered nodes had died; \
+                     every seed, as for first death",
+        optional: true,
+    },
+    MetricInfo {
+        key: "first_partition_s",
+        label: "first partition",
+        symbol: None,
+        unit: "s",
+        to_unit: 1.0,
+        domain: Domain::NonNegative,
+        better: Better::Higher,
+        definition: "when deaths first cut a measured flow's source off from its destination; \
+                     every seed, as for first death",
+        optional: true,
     },
 ];
 
@@ -228,15 +275,17 @@ impl Column {
 /// 95% interval in a unit chosen per column, then a legend defining the
 /// derived metrics and saying how the intervals were made.
 pub fn aggregate_table(first: &str, rows: &[(String, Vec<Option<Interval>>)]) -> String {
-    let columns: Vec<Column> = METRICS
+    let shown: Vec<usize> = (0..METRICS.len())
+        .filter(|&m| !METRICS[m].optional || rows.iter().any(|(_, cells)| cells[m].is_some()))
+        .collect();
+    let columns: Vec<Column> = shown
         .iter()
-        .enumerate()
-        .map(|(m, info)| {
+        .map(|&m| {
             let means: Vec<f64> = rows
                 .iter()
                 .filter_map(|(_, cells)| cells[m].map(|i| i.hi.max(i.mean)))
                 .collect();
-            Column::new(info, &means)
+            Column::new(&METRICS[m], &means)
         })
         .collect();
     let mut header = vec![first];
@@ -245,10 +294,10 @@ pub fn aggregate_table(first: &str, rows: &[(String, Vec<Option<Interval>>)]) ->
     for (label, cells) in rows {
         let mut row = vec![label.clone()];
         row.extend(
-            cells
+            shown
                 .iter()
                 .zip(&columns)
-                .map(|(i, c)| i.as_ref().map_or("-".into(), |i| c.interval(i))),
+                .map(|(&m, c)| cells[m].as_ref().map_or("-".into(), |i| c.interval(i))),
         );
         table.row(row);
     }
@@ -269,6 +318,12 @@ fn legend(rows: &[(String, Vec<Option<Interval>>)]) -> String {
             info.label,
             info.definition
         );
+    }
+    // The lifetime metrics are rare enough to need saying what they are.
+    for (m, info) in METRICS.iter().enumerate().filter(|(_, m)| m.optional) {
+        if rows.iter().any(|(_, cells)| cells[m].is_some()) {
+            let _ = writeln!(out, "{}: {}", info.label, info.definition);
+        }
     }
     let cells = || rows.iter().flat_map(|(_, c)| c.iter().flatten());
     let seeds = cells().map(|i| i.n).max().unwrap_or(0);
@@ -298,6 +353,24 @@ mod tests {
     fn the_catalogue_follows_the_aggregate_metrics() {
         let keys: Vec<&str> = METRICS.iter().map(|m| m.key).collect();
         assert_eq!(keys, AGGREGATE_METRICS);
+    }
+
+    #[test]
+    fn lifetime_columns_appear_only_when_a_run_has_them() {
+        let plain = vec![None; METRICS.len()];
+        let table = aggregate_table("point", &[("a".into(), plain.clone())]);
+        assert!(!table.contains("first death"), "{table}");
+        let mut died = plain;
+        let at = METRICS
+            .iter()
+            .position(|m| m.key == "first_death_s")
+            .unwrap();
+        died[at] = interval95(&[120.0, 130.0], Domain::NonNegative);
+        let table = aggregate_table("point", &[("a".into(), died)]);
+        assert!(table.contains("first death s"), "{table}");
+        assert!(table.contains("125"), "{table}");
+        assert!(table.contains("first death: when the first"), "{table}");
+        assert!(!table.contains("first partition"), "{table}");
     }
 
     #[test]
