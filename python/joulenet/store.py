@@ -17,8 +17,9 @@ Tables:
     every numeric result in long format; ``kind`` is ``flow``, ``node``,
     ``link`` or ``summary``.
 
-The database runs in WAL mode and every finished run is committed in its own
-transaction, so killing a sweep loses nothing that finished, and a re-run
+The database runs in WAL mode. A sweep commits what has finished every
+quarter of a second (one transaction for all of it), so killing a sweep
+loses at most the runs of that last fraction of a second, and a re-run
 computes only missing keys.
 """
 
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
 
 from . import _joulenet
+from ._metrics import MetricRow, long_metrics
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,44 +76,6 @@ def canonical_point(point: Mapping[str, Any]) -> str:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def _num(v: Any) -> Optional[float]:
-    if isinstance(v, bool):
-        return float(v)
-    if isinstance(v, (int, float)):
-        return float(v)
-    return None
-
-
-def long_metrics(result: Mapping[str, Any]) -> List[Tuple[str, str, str, str, Optional[float]]]:
-    """(kind, entity, label, metric, value) rows of a result's numbers.
-    ``None`` (a metric that does not apply, e.g. completion time of an
-    unfinished flow) is kept as NULL."""
-    rows: List[Tuple[str, str, str, str, Optional[float]]] = []
-    for f in result["flows"]:
-        for k, v in f.items():
-            if k in ("flow", "label", "protocol", "app"):
-                continue
-            if v is None or _num(v) is not None:
-                rows.append(("flow", str(f["flow"]), f["label"], k, _num(v)))
-    for n in result["nodes"]:
-        for k, v in n.items():
-            if k in ("node", "name"):
-                continue
-            if v is None or _num(v) is not None:
-                rows.append(("node", str(n["node"]), n["name"], k, _num(v)))
-    for link in result["links"]:
-        label = f"{link['from']}->{link['to']}"
-        for k, v in link.items():
-            if k == "link":
-                continue
-            if v is None or _num(v) is not None:
-                rows.append(("link", str(link["link"]), label, k, _num(v)))
-    for k, v in result["summary"].items():
-        if v is None or _num(v) is not None:
-            rows.append(("summary", "", "", k, _num(v)))
-    return rows
 
 
 class Store:
@@ -194,27 +158,48 @@ class Store:
         outcome: str,
         error: Optional[str],
         result_json: Optional[str],
+        metric_rows: Optional[List[MetricRow]] = None,
     ) -> bool:
         """Store one finished run and its metrics in one transaction.
-        Returns False if the key was already there (nothing written)."""
+        Returns False if the key was already there (nothing written).
+        ``metric_rows`` are :func:`long_metrics` of the result, when the
+        worker already computed them."""
+        return self.add_runs([dict(
+            scenario_hash=scenario_hash, scenario=scenario, point=point, seed=seed,
+            version=version, elapsed_s=elapsed_s, outcome=outcome, error=error,
+            result_json=result_json, metric_rows=metric_rows)]) == 1
+
+    def add_runs(self, runs: List[Dict[str, Any]]) -> int:
+        """Store several finished runs (each with :meth:`add_run`'s
+        arguments) in one transaction; returns how many were new. A sweep
+        writes what finished every fraction of a second this way, so that
+        many short runs do not wait on one commit each."""
+        added = 0
+        commit = _joulenet.git_commit()
+        finished = _now()
         with self.conn:
-            cur = self.conn.execute(
-                "INSERT OR IGNORE INTO runs (scenario_hash, point, seed, joulenet_version,"
-                " scenario, git_commit, elapsed_s, outcome, error, result, finished_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scenario_hash, point, seed, version, scenario, _joulenet.git_commit(),
-                 elapsed_s, outcome, error, result_json, _now()),
-            )
-            if cur.rowcount != 1:
-                return False
-            run_id = cur.lastrowid
-            if result_json is not None:
-                rows = long_metrics(json.loads(result_json))
-                self.conn.executemany(
-                    "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?)",
-                    [(run_id, *r) for r in rows],
+            for r in runs:
+                cur = self.conn.execute(
+                    "INSERT OR IGNORE INTO runs (scenario_hash, point, seed, joulenet_version,"
+                    " scenario, git_commit, elapsed_s, outcome, error, result, finished_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (r["scenario_hash"], r["point"], r["seed"], r["version"], r["scenario"],
+                     commit, r["elapsed_s"], r["outcome"], r["error"], r["result_json"],
+                     finished),
                 )
-        return True
+                if cur.rowcount != 1:
+                    continue
+                added += 1
+                rows = r.get("metric_rows")
+                if rows is None and r["result_json"] is not None:
+                    rows = long_metrics(json.loads(r["result_json"]))
+                if rows:
+                    run_id = cur.lastrowid
+                    self.conn.executemany(
+                        "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?)",
+                        [(run_id, *row) for row in rows],
+                    )
+        return added
 
     # ---- reading -------------------------------------------------------
 

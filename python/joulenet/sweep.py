@@ -15,10 +15,14 @@ import pandas as pd
 
 from . import _joulenet, units
 from ._source import ScenarioLike, Source, plain, resolve
-from ._worker import run_task
+from ._worker import run_task, run_tasks
 from .result import CONTEXT_COLUMNS, RunResult, context_columns, with_context
 from .stats import mean_ci
 from .store import Store, canonical_point
+
+#: How often a sweep writes what has finished (seconds): killing a sweep
+#: loses at most the runs of this last interval.
+WRITE_INTERVAL_S = 0.25
 
 
 def scenario_info(source: Source, grid: Optional[Mapping[str, Sequence[Any]]] = None) -> Dict[str, Any]:
@@ -70,9 +74,15 @@ def _completed(executor: Any, workers: int, tasks: List[Tuple[Source, str, int]]
     if executor is not None and _is_dask(executor):
         from distributed import as_completed
 
-        futures = executor.map(run_task, tasks, pure=False)
+        # Batches of runs, about eight per worker thread over the campaign
+        # (at most 32 runs each): Dask's cost per task (scheduling, a round
+        # trip per result) would otherwise dominate short runs.
+        threads = max(1, sum(executor.nthreads().values()))
+        size = max(1, min(32, len(tasks) // (8 * threads)))
+        batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+        futures = executor.map(run_tasks, batches, pure=False)
         for fut in as_completed(futures):
-            yield fut.result()
+            yield from fut.result()
             fut.release()
         return
     if executor is not None:
@@ -149,19 +159,34 @@ def sweep(
         todo = [(source, p, s) for (p, s) in keys if (p, s) not in have]
         bar = _Progress(len(todo), len(keys) - len(todo), progress)
         n_workers = workers if workers is not None else (os.cpu_count() or 1)
-        for out in _completed(executor, n_workers, todo):
-            st.add_run(
-                scenario_hash=info["hash"],
-                scenario=info["name"],
-                point=out["point"],
-                seed=out["seed"],
-                version=version,
-                elapsed_s=out["elapsed_s"],
-                outcome=out["outcome"],
-                error=out["error"],
-                result_json=out["result"],
-            )
-            bar.step()
+        pending: List[Dict[str, Any]] = []
+        last_write = time.monotonic()
+        try:
+            for out in _completed(executor, n_workers, todo):
+                pending.append(dict(
+                    scenario_hash=info["hash"],
+                    scenario=info["name"],
+                    point=out["point"],
+                    seed=out["seed"],
+                    version=version,
+                    elapsed_s=out["elapsed_s"],
+                    outcome=out["outcome"],
+                    error=out["error"],
+                    result_json=out["result"],
+                    metric_rows=out.get("metric_rows"),
+                ))
+                bar.step()
+                # One transaction per WRITE_INTERVAL_S, not per run: a
+                # campaign of millisecond runs would otherwise wait on the
+                # parent's commits.
+                if time.monotonic() - last_write >= WRITE_INTERVAL_S:
+                    st.add_runs(pending)
+                    pending.clear()
+                    last_write = time.monotonic()
+        finally:
+            # Interrupted or not, what finished is kept.
+            if pending:
+                st.add_runs(pending)
         result = SweepResult(st, info["hash"], version, set(keys), grid_keys=[k for k, _ in info["sweep"]])
         if own_store:
             result._load()  # materialise before the connection closes

@@ -147,3 +147,31 @@ def test_concurrent_futures_executor(tmp_path, scenario):
         res = joulenet.sweep(scenario, grid=GRID, seeds=2, store=tmp_path / "t.db", executor=ex,
                              progress=False)
     assert len(res) == 8
+
+
+def test_metric_rows_from_workers_equal_the_stores_own(tmp_path, scenario):
+    """A sweep stores the rows its workers computed; the store computing
+    them from the result JSON gives the same rows, and a batch written
+    twice is written once."""
+    from joulenet._metrics import long_metrics
+    from joulenet.store import Store
+
+    db = tmp_path / "w.db"
+    joulenet.sweep(scenario, grid=GRID, seeds=2, store=db, workers=2, progress=False)
+    con = sqlite3.connect(db)
+    runs = con.execute("SELECT id, scenario_hash, point, seed, joulenet_version, scenario,"
+                       " elapsed_s, outcome, error, result FROM runs ORDER BY id").fetchall()
+    assert len(runs) == 8
+    for run_id, *_, result in runs:
+        stored = con.execute("SELECT kind, entity, label, metric, value FROM metrics"
+                             " WHERE run_id = ? ORDER BY rowid", (run_id,)).fetchall()
+        assert stored == [tuple(r) for r in long_metrics(json.loads(result))]
+    con.close()
+    again = Store(tmp_path / "again.db")
+    batch = [dict(scenario_hash=h, point=p, seed=s, version=v, scenario=n, elapsed_s=e,
+                  outcome=o, error=err, result_json=r) for _, h, p, s, v, n, e, o, err, r in runs]
+    assert again.add_runs(batch) == 8
+    assert again.add_runs(batch) == 0
+    n = again.conn.execute("SELECT COUNT(*) FROM metrics").fetchone()[0]
+    assert n == sum(len(long_metrics(json.loads(r[-1]))) for r in runs)
+    again.close()
