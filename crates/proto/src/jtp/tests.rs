@@ -199,6 +199,27 @@ fn a_lost_tail_is_resent_without_waiting_for_late_feedback() {
 }
 
 #[test]
+fn packets_queued_on_a_slow_path_are_not_resent_as_a_lost_tail() {
+    // The source sends at 200 kb/s into links of 100 kb/s that lose
+    // nothing: the first link's queue grows to about 50 packets, so the
+    // later packets take seconds to arrive, far longer than the first
+    // packet's round trip (~0.4 s). Each ACK's highest-received mark
+    // advances, and everything sent after it is younger than the packet
+    // it names: not a lost tail. Before the tail rule measured against that
+    // packet's age it measured against the smallest round trip, and resent
+    // every packet queued longer than 2 RTT + 0.5 s end to end.
+    let bytes = 100 * 800;
+    let mut w = chain(4, bytes, cfg());
+    w.per_byte = Duration::from_nanos(80_000);
+    w.start();
+    assert!(w.run(Time::from_secs(60)));
+    assert!(w.delivered == pattern(bytes));
+    assert_eq!(gauge(&w, 0, "jtp_queued_tail"), 0.0);
+    assert_eq!(w.agents[0].stats().retransmitted_packets, 0);
+    assert_eq!(gauge(&w, 4, "jtp_duplicates"), 0.0);
+}
+
+#[test]
 fn late_feedback_backs_the_source_off_and_it_probes() {
     // Every ACK after the first is lost. The first announces a period of
     // max(200 ms, 8 packets / 30.3 packets/s) = 264 ms; the source calls
