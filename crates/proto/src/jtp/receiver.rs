@@ -87,12 +87,13 @@ impl JtpReceiver {
         )
     }
 
-    /// Most ACK packets one feedback may take: as many as data packets the
-    /// granted rate sends in a period (§5.1: feedback never outpaces the
-    /// sending rate), at least one.
-    fn ack_packets(&self, period: Duration) -> usize {
-        let per_period = period.as_secs_f64().min(1e6) * self.rate_pps;
-        per_period.floor().clamp(1.0, u16::MAX as f64) as usize
+    /// Most holes one feedback names: what one ACK holds, or more if the
+    /// granted rate carries more packets in a period — no more repairs are
+    /// asked for than the source can send before the next feedback (and
+    /// relays, which resend at once, are not sent a flood).
+    fn snack_budget(&self, room: usize, period: Duration) -> usize {
+        let per_period = (period.as_secs_f64().min(1e6) * self.rate_pps).floor();
+        room.max(per_period.min(u16::MAX as f64) as usize)
     }
 
     fn send_ack(&mut self, net: &mut dyn Net, urgent: bool) {
@@ -113,9 +114,7 @@ impl JtpReceiver {
             self.period()
         };
         let room = self.cfg.max_snack.min(self.cfg.format.max_ack_entries());
-        let holes = self
-            .reorder
-            .holes(room.saturating_mul(self.ack_packets(period)));
+        let holes = self.reorder.holes(self.snack_budget(room, period));
         let budget = self.mean_energy.map_or(0, |e| {
             (e * self.cfg.budget_factor).ceil().min(u32::MAX as f64) as u32
         });
