@@ -47,6 +47,12 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
     let fig6 = rows(&out.join("jtp_fig6.csv"));
     assert_eq!(fig6.len(), 6, "2 path lengths x 3 protocols");
     assert!(fig6.iter().all(|r| r[2].parse::<f64>().unwrap() > 0.0));
+    // The paper's measure, transport packets only, is part of all
+    // transmissions: above 0 and below the whole.
+    assert!(fig6.iter().all(|r| {
+        let (all, transport) = (r[2].parse::<f64>().unwrap(), r[4].parse::<f64>().unwrap());
+        transport > 0.0 && transport < all
+    }));
     // Fig. 3: relays recovered packets for the reliable flow in both
     // variants, and both flows got through.
     let fig3 = rows(&out.join("jtp_fig3.csv"));

@@ -32,6 +32,7 @@ impl Ctx<'_> {
             prev: self.ep.addr.node,
             relay: self.ep.relay_class,
             flow: Some(self.ep.flow),
+            origin: Some(self.ep.side),
         };
         self.core.send_from(self.ep.addr.node, frame);
     }

@@ -3,6 +3,8 @@
 
 use joulenet_proto::{Addr, NetworkHeader, NodeId, Time, TxOpts};
 
+use crate::endpoint::Side;
+
 /// One transport packet on its way through the network. `packet` holds the
 /// real transport bytes the agent built; the network header is represented
 /// by `src`, `dst` and `header` (it is synthesised as real bytes only when a
@@ -28,6 +30,10 @@ pub struct Frame {
     /// medium's own frames (link-state advertisements). Captures read the
     /// packet's format from the flow's protocol.
     pub flow: Option<u32>,
+    /// The side of the agent that made it (a flow's source, its
+    /// destination, or a relay); `None` for the network's own frames. Kept
+    /// as it is forwarded, for the transmit energy by kind.
+    pub origin: Option<Side>,
 }
 
 impl Frame {

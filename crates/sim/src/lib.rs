@@ -39,6 +39,7 @@ pub mod series;
 pub mod simulation;
 pub mod spec;
 
+pub use medium::tx_kind::TxByKind;
 pub use result::{FlowResult, LinkResult, NodeResult, RunContext, RunResult, Summary};
 pub use scenario::{ParamPoint, Scenario, ScenarioError};
 pub use simulation::{Progress, Simulation};

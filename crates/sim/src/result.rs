@@ -113,6 +113,10 @@ pub struct NodeResult {
     /// Transport bytes relay agents here sent (first transmissions,
     /// retransmissions and control).
     pub relay_bytes_sent: u64,
+    /// On a shared medium: the transmit energy by what was sent (transport
+    /// packets by the agent that made them, link control, routing); `None`
+    /// on point-to-point links (`crate::medium::tx_kind`).
+    pub tx_by_kind: Option<crate::medium::tx_kind::TxByKind>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -344,6 +348,7 @@ fn node_result(sim: &mut Simulation, n: usize, medium: Option<&MediumStats>) -> 
         transit_consumed: node.transit_consumed,
         transit_dropped: node.transit_dropped,
         relay_bytes_sent: sim.relay_stats(n as u32).total_bytes_sent(),
+        tx_by_kind: medium.and_then(|s| s.tx_by_kind.get(n).copied()),
     }
 }
 

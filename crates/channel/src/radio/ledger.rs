@@ -104,7 +104,8 @@ impl RadioLedger {
     /// Charges one data frame of `bytes` that took `airtime` on the air,
     /// by what the radio did with it. Its time is integrated separately
     /// (`add_tx`, `add_rx`); this is the cost per frame on top.
-    pub fn add_frame(&mut self, role: FrameRole, bytes: u32, airtime: Duration) {
+    /// Returns what it charged, J.
+    pub fn add_frame(&mut self, role: FrameRole, bytes: u32, airtime: Duration) -> f64 {
         let baseline = if role.is_tx() {
             self.active_tx_w()
         } else {
@@ -117,6 +118,13 @@ impl RadioLedger {
             self.frame_rx_j += cost;
         }
         self.frame_count += 1;
+        cost
+    }
+
+    /// Energy of transmitting for `airtime` at the transmit power, J (what
+    /// `add_tx` integrates, before any per-frame cost).
+    pub fn tx_energy_j(&self, airtime: Duration) -> f64 {
+        self.active_tx_w() * airtime.as_secs_f64()
     }
 
     /// Power while transmitting: idle under a per-packet model, whose frame

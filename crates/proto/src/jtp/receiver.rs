@@ -87,6 +87,15 @@ impl JtpReceiver {
         )
     }
 
+    /// Most holes one feedback names: what one ACK holds, or more if the
+    /// granted rate carries more packets in a period — no more repairs are
+    /// asked for than the source can send before the next feedback (and
+    /// relays, which resend at once, are not sent a flood).
+    fn snack_budget(&self, room: usize, period: Duration) -> usize {
+        let per_period = (period.as_secs_f64().min(1e6) * self.rate_pps).floor();
+        room.max(per_period.min(u16::MAX as f64) as usize)
+    }
+
     fn send_ack(&mut self, net: &mut dyn Net, urgent: bool) {
         let Some(peer) = self.peer else { return };
         // §5.2: update the rate from the mean available path rate, when the
@@ -105,31 +114,41 @@ impl JtpReceiver {
             self.period()
         };
         let room = self.cfg.max_snack.min(self.cfg.format.max_ack_entries());
+        let holes = self.reorder.holes(self.snack_budget(room, period));
         let budget = self.mean_energy.map_or(0, |e| {
             (e * self.cfg.budget_factor).ceil().min(u32::MAX as f64) as u32
         });
-        let ack = JtpAck {
-            format: self.cfg.format,
-            fin: self.finished,
-            urgent,
-            flow: self.cfg.flow,
-            cum_ack: self.reorder.next(),
-            rate: (self.rate_pps * self.packet_bits()).min((RATE_UNKNOWN - 1) as f64) as u32,
-            energy_budget: budget,
-            feedback_period_us: (period.as_nanos() / 1_000).min(u32::MAX as u64) as u32,
-            highest: self.reorder.highest().map_or(0, |h| h.saturating_add(1)),
-            snack: self.reorder.holes(room),
-            local: Vec::new(),
-        };
-        let mut buf = net.packet_buffer();
-        buf.clear();
-        JtpRepr::Ack(ack).emit_to_vec(&mut buf);
-        self.stats.control_packets += 1;
-        self.stats.control_bytes += buf.len() as u64;
+        // Holes that do not fit one ACK go in more ACKs sent together: a
+        // hole left out waits a whole period more, and so does everything
+        // the in-order stream holds behind it.
+        let mut chunks: Vec<Vec<u32>> = holes.chunks(room.max(1)).map(<[u32]>::to_vec).collect();
+        if chunks.is_empty() {
+            chunks.push(Vec::new());
+        }
+        for snack in chunks {
+            let ack = JtpAck {
+                format: self.cfg.format,
+                fin: self.finished,
+                urgent,
+                flow: self.cfg.flow,
+                cum_ack: self.reorder.next(),
+                rate: (self.rate_pps * self.packet_bits()).min((RATE_UNKNOWN - 1) as f64) as u32,
+                energy_budget: budget,
+                feedback_period_us: (period.as_nanos() / 1_000).min(u32::MAX as u64) as u32,
+                highest: self.reorder.highest().map_or(0, |h| h.saturating_add(1)),
+                snack,
+                local: Vec::new(),
+            };
+            let mut buf = net.packet_buffer();
+            buf.clear();
+            JtpRepr::Ack(ack).emit_to_vec(&mut buf);
+            self.stats.control_packets += 1;
+            self.stats.control_bytes += buf.len() as u64;
+            net.send(peer, buf, TxOpts::ipv4(PROTOCOL));
+        }
         if urgent {
             self.acks_urgent += 1;
         }
-        net.send(peer, buf, TxOpts::ipv4(PROTOCOL));
         if self.finished {
             self.timers.cancel(FEEDBACK);
         } else {

@@ -7,8 +7,14 @@
 //! One retransmission rule is ours: a SNACK can name only holes below the
 //! highest packet received, so a lost *tail* (the last packets sent) would
 //! wait for a late-feedback probe. An ACK carries one past the highest
-//! packet received; held packets at or above it that were sent more than
-//! two round trips plus the ACK grace before the ACK arrived are resent.
+//! packet received; held packets at or above it are resent once they have
+//! been out more than twice as long as the newest packet the receiver has
+//! took to be reported (its age when an ACK first carried that mark), plus
+//! the ACK grace. Packets sent after the newest one received are younger
+//! than it, so while the mark advances at every ACK (a flowing transfer,
+//! whose holes the SNACK names) nothing is resent this way, however long
+//! the queues along the path make the trip; only a mark that stays put
+//! (the end of a transfer, a path that broke) lets the tail age past it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,6 +53,10 @@ pub struct JtpSender {
     /// to an ACK naming it the highest received (an overestimate when the
     /// receiver waited to ACK, never an underestimate).
     rtt: Option<Duration>,
+    /// The highest-received mark the ACKs carry, and the age of the packet
+    /// just below it when an ACK first carried that mark: how long the
+    /// newest packet the receiver has took to be heard of (queues included).
+    newest: Option<(u32, Duration)>,
     /// The next new sequence number.
     next_seq: u32,
     /// The application's data in packet-sized chunks.
@@ -68,6 +78,11 @@ pub struct JtpSender {
     over_budget: u64,
     last_backoff: Duration,
     late_feedbacks: u64,
+    /// End-to-end retransmissions queued, by why: named in a SNACK, an
+    /// unseen tail, a late-feedback probe.
+    queued_snack: u64,
+    queued_tail: u64,
+    queued_probe: u64,
 }
 
 impl JtpSender {
@@ -82,6 +97,7 @@ impl JtpSender {
             timers: TimerTable::new(),
             held: BTreeMap::new(),
             rtt: None,
+            newest: None,
             next_seq: 0,
             to_resend: BTreeSet::new(),
             next_send: Time::ZERO,
@@ -92,6 +108,9 @@ impl JtpSender {
             over_budget: 0,
             last_backoff: Duration::ZERO,
             late_feedbacks: 0,
+            queued_snack: 0,
+            queued_tail: 0,
+            queued_probe: 0,
         })
     }
 
@@ -240,6 +259,9 @@ impl JtpSender {
         if let Some(h) = ack.highest.checked_sub(1).and_then(|s| self.held.get(&s)) {
             let sample = now.saturating_since(h.first_sent);
             self.rtt = Some(self.rtt.map_or(sample, |r| r.min(sample)));
+            if self.newest.is_none_or(|(mark, _)| mark != ack.highest) {
+                self.newest = Some((ack.highest, sample));
+            }
         }
         // Forget what arrived; resend only what remains in the SNACK.
         self.held = self.held.split_off(&ack.cum_ack);
@@ -254,16 +276,20 @@ impl JtpSender {
             // reached the receiver before it wrote this SNACK: still under
             // way, not lost again.
             let under_way = self.rtt.is_some_and(|rtt| h.last_sent + rtt > now);
-            if !ack.local.contains(&seq) && !under_way {
-                self.to_resend.insert(seq);
+            if !ack.local.contains(&seq) && !under_way && self.to_resend.insert(seq) {
+                self.queued_snack += 1;
             }
         }
-        // A lost tail: unseen by the receiver long after it left.
-        if let Some(rtt) = self.rtt {
-            let patience = rtt.saturating_mul(2).saturating_add(self.cfg.ack_grace);
+        // A lost tail: unseen by the receiver for twice as long as the
+        // newest packet it has took to be reported.
+        if let Some((_, age)) = self.newest {
+            let patience = age.saturating_mul(2).saturating_add(self.cfg.ack_grace);
             for (seq, h) in self.held.range(ack.highest..) {
-                if h.last_sent + patience <= now && !ack.local.contains(seq) {
-                    self.to_resend.insert(*seq);
+                if h.last_sent + patience <= now
+                    && !ack.local.contains(seq)
+                    && self.to_resend.insert(*seq)
+                {
+                    self.queued_tail += 1;
                 }
             }
         }
@@ -317,6 +343,7 @@ impl Agent for JtpSender {
                     if self.to_resend.is_empty() {
                         if let Some(&seq) = self.held.keys().next() {
                             self.to_resend.insert(seq);
+                            self.queued_probe += 1;
                         }
                     }
                     self.arm_feedback_watch(net);
@@ -345,6 +372,9 @@ impl Agent for JtpSender {
             "jtp_backoff_s" => Some(self.last_backoff.as_secs_f64()),
             "jtp_late_feedback" => Some(self.late_feedbacks as f64),
             "jtp_held" => Some(self.held.len() as f64),
+            "jtp_queued_snack" => Some(self.queued_snack as f64),
+            "jtp_queued_tail" => Some(self.queued_tail as f64),
+            "jtp_queued_probe" => Some(self.queued_probe as f64),
             _ => None,
         }
     }

@@ -199,6 +199,69 @@ fn a_lost_tail_is_resent_without_waiting_for_late_feedback() {
 }
 
 #[test]
+fn packets_queued_on_a_slow_path_are_not_resent_as_a_lost_tail() {
+    // The source sends at 200 kb/s into links of 100 kb/s that lose
+    // nothing: the first link's queue grows to about 50 packets, so the
+    // later packets take seconds to arrive, far longer than the first
+    // packet's round trip (~0.4 s). Each ACK's highest-received mark
+    // advances, and everything sent after it is younger than the packet
+    // it names: not a lost tail. Before the tail rule measured against that
+    // packet's age it measured against the smallest round trip, and resent
+    // every packet queued longer than 2 RTT + 0.5 s end to end.
+    let bytes = 100 * 800;
+    let mut w = chain(4, bytes, cfg());
+    w.per_byte = Duration::from_nanos(80_000);
+    w.start();
+    assert!(w.run(Time::from_secs(60)));
+    assert!(w.delivered == pattern(bytes));
+    assert_eq!(gauge(&w, 0, "jtp_queued_tail"), 0.0);
+    assert_eq!(w.agents[0].stats().retransmitted_packets, 0);
+    assert_eq!(gauge(&w, 4, "jtp_duplicates"), 0.0);
+}
+
+#[test]
+fn holes_that_overflow_one_paper_ack_go_in_more_acks_of_the_same_feedback() {
+    // The paper's 200-byte ACK holds 43 list entries. With feedback every
+    // 5 s at 30 packets/s, and every other data packet of the first 200
+    // lost once, the ACK at ~5 s must name about 75 holes: they all leave
+    // at that instant, in ACKs of at most 43 entries, each hole once. (One
+    // ACK per feedback named the first 43 only; the rest waited a period
+    // more, and the in-order stream with them.)
+    let c = JtpConfig {
+        format: joulenet_wire::jtp::Format::Paper,
+        feedback_lower_bound: Duration::from_secs(5),
+        ..cfg()
+    };
+    let mut w = chain(1, 300 * 800, c);
+    let mut first = std::collections::HashSet::new();
+    w.drop = Box::new(move |_, from, _, p| match parse(p) {
+        JtpRepr::Ack(_) => false,
+        JtpRepr::Data(d) => from == 0 && d.seq < 200 && d.seq % 2 == 0 && first.insert(d.seq),
+    });
+    w.start();
+    assert!(w.run(Time::from_secs(120)));
+    assert!(w.delivered == pattern(300 * 800));
+    let mut by_time: std::collections::BTreeMap<Time, Vec<Vec<u32>>> = Default::default();
+    for s in w.log.iter().filter(|s| s.from == 1) {
+        if let JtpRepr::Ack(a) = parse(&s.packet) {
+            assert!(a.snack.len() + a.local.len() <= 43);
+            by_time.entry(s.at).or_default().push(a.snack);
+        }
+    }
+    let acks = by_time.values().max_by_key(|a| a.len()).unwrap();
+    let named: Vec<u32> = acks.iter().flatten().copied().collect();
+    let mut unique = named.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert!(
+        acks.len() >= 2,
+        "{} ACK(s) at most per feedback",
+        acks.len()
+    );
+    assert!(named.len() > 43 && unique.len() == named.len(), "{named:?}");
+}
+
+#[test]
 fn late_feedback_backs_the_source_off_and_it_probes() {
     // Every ACK after the first is lost. The first announces a period of
     // max(200 ms, 8 packets / 30.3 packets/s) = 264 ms; the source calls

@@ -117,6 +117,7 @@ impl Medium {
             prev: node as NodeId,
             relay: None,
             flow: None,
+            origin: None,
         };
         let (mac, mut cx) = self.split(core);
         mac.enqueue(&mut cx, node as NodeId, frame, BROADCAST, true);

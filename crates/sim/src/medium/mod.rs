@@ -36,6 +36,7 @@ pub mod phy;
 pub mod routing;
 pub mod station;
 pub mod tdma;
+pub mod tx_kind;
 
 use joulenet_channel::radio::RadioProfile;
 use joulenet_proto::{Duration, LinkInfo, NodeId};
@@ -337,6 +338,8 @@ pub struct MediumStats {
     pub frames_sent: Vec<u64>,
     pub bytes_on_air: Vec<u64>,
     pub frames_received: Vec<u64>,
+    /// Per node: transmit energy by what was sent (`tx_kind`).
+    pub tx_by_kind: Vec<tx_kind::TxByKind>,
 }
 
 /// The shared medium: geometry, routing and a MAC, plus which nodes are up.

@@ -183,6 +183,8 @@ pub(super) struct Station {
     pub(super) loss_rng: Pcg64Mcg,
     pub(super) nbrs: Vec<Nbr>,
     pub(super) tx_airtime: Duration,
+    /// Transmit energy by what was sent.
+    pub(super) tx_by_kind: super::tx_kind::TxByKind,
     /// Data frames this station put on the air (retransmissions included),
     /// their bytes, and data frames delivered to it as next hop.
     pub(super) frames_sent: u64,
@@ -269,6 +271,7 @@ impl<A: Access> Stations<A> {
                 loss_rng: streams.stream(&format!("medium/{i}/reception")),
                 nbrs: Vec::new(),
                 tx_airtime: Duration::ZERO,
+                tx_by_kind: Default::default(),
                 frames_sent: 0,
                 bytes_on_air: 0,
                 frames_received: 0,
@@ -315,6 +318,7 @@ impl<A: Access> Stations<A> {
             .map(|st| st.tx_airtime.as_secs_f64())
             .collect();
         s.frames_sent = self.st.iter().map(|st| st.frames_sent).collect();
+        s.tx_by_kind = self.st.iter().map(|st| st.tx_by_kind).collect();
         s.frames_received = self.st.iter().map(|st| st.frames_received).collect();
         s.bytes_on_air = self.st.iter().map(|st| st.bytes_on_air).collect();
         s
@@ -723,6 +727,7 @@ impl<A: Access> Stations<A> {
             prev: f.prev,
             relay: f.relay,
             flow: f.flow,
+            origin: f.origin,
         })
     }
 

@@ -8,6 +8,7 @@ use rand::Rng;
 use super::*;
 use crate::core::Core;
 use crate::medium::geometry::{Geometry, INTF, RX};
+use crate::medium::tx_kind::TxKind;
 use crate::medium::BROADCAST;
 use joulenet_channel::radio::FrameRole;
 
@@ -38,13 +39,19 @@ impl<A: Access> Stations<A> {
         let ledger = &mut cx.core.radios[self.st[s].radio as usize];
         ledger.advance(now);
         ledger.add_tx(now, end);
+        let mut joules = ledger.tx_energy_j(airtime);
         if kind == Kind::Data {
             let role = match dst {
                 BROADCAST => FrameRole::SendBroadcast,
                 _ => FrameRole::Send,
             };
-            ledger.add_frame(role, bytes, airtime);
+            joules += ledger.add_frame(role, bytes, airtime);
         }
+        let what = match kind {
+            Kind::Data => self.head_kind(s),
+            Kind::Ack | Kind::Rts | Kind::Cts => TxKind::LinkControl,
+        };
+        self.st[s].tx_by_kind.add(what, joules);
         self.st[s].tx_airtime += airtime;
         self.st[s].tx_active = true;
         self.st[s].last_air = id;
@@ -100,6 +107,15 @@ impl<A: Access> Stations<A> {
         touched.clear();
         self.scratch = touched;
         self.update_sense(cx.core, s);
+    }
+
+    /// What `s`'s head frame (the one it is putting on the air) is.
+    fn head_kind(&self, s: usize) -> TxKind {
+        let st = &self.st[s];
+        st.acs[st.cur]
+            .queue
+            .front()
+            .map_or(TxKind::Network, |q| TxKind::of_frame(q.frame.origin, q.lsa))
     }
 
     /// Transmission `id` begins to reach `r`: `r` locks onto it if free,
