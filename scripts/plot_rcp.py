@@ -44,6 +44,17 @@ plot("power.csv", "mean", "goodput_mbps", "mean bad-state duration (s)", "goodpu
 plot("aggregation_bw.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_bw.png", ideal=lambda x: 4 + x)
 plot("aggregation_p2p.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_p2p.png", ideal=lambda x: 4 + x)
 plot("aggregation_rtt.csv", "delay", "goodput_mbps", "second path backbone delay (ms)", "goodput Mbit/s", "aggregation_rtt.png", ideal=lambda x: 8)
+plot("aggregation_rtt.csv", "delay", "buffer_75_pct", "second path backbone delay (ms)", "% arrivals finding the buffer ≥ 75 % full", "aggregation_buffer.png")
+# Figure 4c: every flow's bytes over its life (seed 1), by group.
+micro = [r for r in rows("microscopic.csv") if r["seed"] == "1"]
+plt.figure(figsize=(5, 3.5))
+colors = {"sack": "tab:blue", "rcp": "tab:orange"}
+for r in micro:
+    i = int(r["flow"])
+    plt.bar(i, float(r["delivered_mb"]), color=colors.get(r["protocol"], "gray"))
+plt.xticks([2, 7, 12, 17], ["TCP 0–200", "RCP 0–200", "TCP 50–150", "RCP 100–200"], fontsize=7)
+plt.ylabel("MB delivered per flow"); plt.grid(alpha=.3, axis="y"); plt.tight_layout()
+plt.savefig(os.path.join(d, "microscopic.png"), dpi=110); plt.close()
 fr = rows("friendliness.csv")
 plt.figure(figsize=(5, 3.5))
 k = [int(r["rcp_flows"]) for r in fr]

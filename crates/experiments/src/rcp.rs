@@ -425,6 +425,102 @@ fn mh_sleep(r: &RunResult) -> f64 {
         .map_or(0.0, |n| n.sleep_s)
 }
 
+/// `[output]` for Figure 12c: the receiver's `buffer_75` gauge, sampled
+/// (the last sample is the whole run's share), then the sweep.
+const BUFFER_75_SERIES: &str =
+    "[output]\nseries = [\"receiver.buffer_75\"]\nseries_interval = \"1s\"\n[sweep]\n";
+
+/// Percentage of the first flow's arrivals that found the R²CP receive
+/// buffer at least 75 % full (Figure 12c), from its last sample.
+fn buffer_75_pct(r: &RunResult) -> f64 {
+    r.series
+        .iter()
+        .filter(|row| row.entity == "flow0" && row.series.ends_with("buffer_75"))
+        .max_by(|a, b| a.time_s.total_cmp(&b.time_s))
+        .map_or(0.0, |row| row.value * 100.0)
+}
+
+/// Figure 4c: 5 TCP-SACK and 5 RCP flows from the start, 5 more TCP-SACK
+/// flows from 50 s to 150 s and 5 more RCP flows from 100 s to 200 s, on
+/// the friendliness dumbbell; the paper plots each flow's sequence-number
+/// progression and compares the late groups' final heights and spread.
+fn microscopic() -> String {
+    let mut t = friendliness(0, "200s");
+    t.truncate(t.find("[[flows]]").unwrap_or(t.len()));
+    let groups = [
+        ("sack", 0, None),
+        ("rcp", 0, None),
+        ("sack", 50, Some(150)),
+        ("rcp", 100, Some(200)),
+    ];
+    for (g, (proto, start, stop)) in groups.into_iter().enumerate() {
+        for j in 0..5 {
+            let i = g * 5 + j;
+            let _ = write!(
+                t,
+                "[[flows]]\nfrom = \"s{i}\"\nto = \"r{i}\"\nprotocol = \"{proto}\"\nstart = \"{}ms\"\n",
+                start * 1000 + j * 50
+            );
+            if let Some(stop) = stop {
+                let _ = writeln!(t, "stop = \"{}ms\"", stop * 1000 + j * 50);
+            }
+        }
+    }
+    t
+}
+
+/// Figure 4c's groups: (label, first flow index).
+const MICRO_GROUPS: [(&str, usize); 4] = [
+    ("TCP-SACK, 0–200 s", 0),
+    ("RCP, 0–200 s", 5),
+    ("TCP-SACK, 50–150 s", 10),
+    ("RCP, 100–200 s", 15),
+];
+
+/// Figure 4c as a table: per group of five flows, the mean bytes each
+/// delivered, and the smallest and largest (the paper's "height of their
+/// final points, and the width of dispersion"); the CSV has every flow.
+fn micro_table(
+    out: &mut String,
+    files: &mut Vec<(&str, String)>,
+    seeds: &[u64],
+) -> Result<(), String> {
+    let sc = Scenario::parse_str(&microscopic(), "rcp-microscopic", ".".into())
+        .map_err(|e| e.to_string())?;
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = run_all(&sc, &sc.points(), seeds, jobs)?;
+    let mut csv = String::from("seed,flow,protocol,start_s,delivered_mb\n");
+    for (r, seed) in runs.iter().zip(seeds) {
+        for f in &r.flows {
+            let _ = writeln!(
+                csv,
+                "{seed},{},{},{},{:.4}",
+                f.flow,
+                f.protocol,
+                f.start_s,
+                f.bytes_delivered as f64 / 1e6
+            );
+        }
+    }
+    out.push_str("\n## Microscopic behaviour: 5 TCP-SACK + 5 RCP flows from 0 s, 5 TCP-SACK flows 50–150 s, 5 RCP flows 100–200 s (Figure 4c); MB delivered per flow over its life, mean over seeds\n\n| group | mean MB per flow | smallest | largest |\n|---|---|---|---|\n");
+    let n = runs.len().max(1) as f64;
+    for (label, first) in MICRO_GROUPS {
+        let (mut m, mut lo, mut hi) = (0.0, 0.0, 0.0);
+        for r in &runs {
+            let mb: Vec<f64> = r.flows[first..first + 5]
+                .iter()
+                .map(|f| f.bytes_delivered as f64 / 1e6)
+                .collect();
+            m += mb.iter().sum::<f64>() / 5.0 / n;
+            lo += mb.iter().copied().fold(f64::INFINITY, f64::min) / n;
+            hi += mb.iter().copied().fold(0.0, f64::max) / n;
+        }
+        let _ = writeln!(out, "| {label} | {m:.2} | {lo:.2} | {hi:.2} |");
+    }
+    files.push(("microscopic.csv", csv));
+    Ok(())
+}
+
 /// Run the RCP / R²CP experiments; returns the report.
 pub fn reproduce(args: &Options) -> Result<String, String> {
     let started = std::time::Instant::now();
@@ -495,14 +591,16 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
     )?;
     out.push_str(&t.text);
     files.push(("aggregation_cc.csv", t.csv));
-    let mut rtt = AGGREGATION.to_string();
+    // Figure 12c from the same runs: the receiver's share of arrivals that
+    // found its buffer at least 75 % full (its `buffer_75` gauge).
+    let mut rtt = AGGREGATION.replace("[sweep]\n", BUFFER_75_SERIES);
     rtt.push_str("\"topology.backbone1.delay\" = [\"13ms\", \"43ms\", \"73ms\", \"103ms\"]\n");
     rtt.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\"]\n");
     let t = run_table(
-        "R²CP aggregation, RTT mismatch: path RTTs 30 ms + 30–210 ms, 4 + 4 Mbit/s, goodput (Mbit/s) (Figure 12b; ideal = 8)",
+        "R²CP aggregation, RTT mismatch: path RTTs 30 ms + 30–210 ms, 4 + 4 Mbit/s, goodput (Mbit/s) (Figure 12b; ideal = 8) and % of arrivals finding the receive buffer ≥ 75 % full (Figure 12c)",
         &scenario(&rtt, stop_a, "r2cp-rtt")?,
         &seeds,
-        &[("goodput_mbps", &goodput)],
+        &[("goodput_mbps", &goodput), ("buffer_75_pct", &buffer_75_pct)],
     )?;
     out.push_str(&t.text);
     files.push(("aggregation_rtt.csv", t.csv));
@@ -537,6 +635,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         out.push_str(&format!("| {k} | {m:.3} | {c:.3} | {mr:.3} | {mt:.3} |\n"));
     }
     files.push(("friendliness.csv", csv));
+    micro_table(&mut out, &mut files, &seeds)?;
     // Reverse-path loss.
     let counts: &[usize] = if args.quick {
         &[0, 50, 100]
