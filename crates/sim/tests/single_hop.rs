@@ -82,6 +82,24 @@ fn split_download_relays_every_byte() {
     assert_eq!(f.corrupt_deliveries, 0);
 }
 
+/// A split flow's byte counts include the proxy's two halves (issue 21):
+/// every byte crosses the wired hop in TCP and the wireless hop in E2TCP,
+/// so the flow's first sendings of data carry the payload twice, and its
+/// wireless losses show as retransmissions (the proxy's E2TCP sender
+/// resends them); before, the counts were the wired TCP sender's alone.
+#[test]
+fn split_flow_counts_include_the_proxys_traffic() {
+    let r = run_text(SPLIT).remove(0);
+    let f = &r.flows[0];
+    assert!(f.completed);
+    assert!(f.data_bytes >= 2 * 200_000, "{} data bytes", f.data_bytes);
+    assert!(
+        f.retransmitted_packets > 0,
+        "the 5 % wireless loss is resent"
+    );
+    assert!(f.transport_bytes > f.data_bytes + f.retransmitted_bytes);
+}
+
 #[test]
 fn split_upload_relays_every_byte() {
     let text = SPLIT
