@@ -39,6 +39,8 @@ def plot(name, xkey, ykey, xlabel, ylabel, out, logx=False, ideal=None):
 
 plot("wireless.csv", "rate", "goodput_mbps", "random loss rate (both ways)", "goodput Mbit/s", "wireless.png", logx=True)
 plot("satellite.csv", "delay", "goodput_mbps", "satellite one-way delay (ms)", "goodput Mbit/s", "satellite.png")
+if os.path.exists(os.path.join(d, "satellite_http.csv")):
+    plot("satellite_http.csv", "delay", "goodput_mbps", "satellite one-way delay (ms), HTTP-like background", "goodput Mbit/s", "satellite_http.png")
 plot("power.csv", "mean", "mh_energy_j", "mean bad-state duration (s)", "mobile host energy J", "power_energy.png")
 plot("power.csv", "mean", "goodput_mbps", "mean bad-state duration (s)", "goodput Mbit/s", "power_goodput.png")
 plot("aggregation_bw.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_bw.png", ideal=lambda x: 4 + x)
