@@ -95,3 +95,14 @@ plt.bar([x + w for x in xs], [float(r["paper_s"]) if r["paper_s"] != "–" else 
 plt.xticks(list(xs), names); plt.ylabel("recovery time s"); plt.grid(alpha=.3, axis="y")
 plt.legend(fontsize=8); plt.tight_layout()
 plt.savefig(os.path.join(d, "seven_losses.png"), dpi=110); plt.close()
+
+# Figure 11d: 1 s throughput of each pipe and their sum (seed 1).
+if os.path.exists(os.path.join(d, "policy.csv")):
+    pol = rows("policy.csv")
+    plt.figure(figsize=(5, 3.5))
+    t = [int(r["second"]) for r in pol]
+    for key, label in [("pipe0_kbps", "RCP-1 (loaded)"), ("pipe1_kbps", "RCP-2"), ("aggregate_kbps", "aggregate")]:
+        plt.plot(t, [float(r[key]) for r in pol], label=label)
+    plt.axhline(720, color="k", ls="--", lw=0.8)
+    plt.xlabel("time (s)"); plt.ylabel("kbit/s (1 s bins)"); plt.grid(alpha=.3); plt.legend(fontsize=8)
+    plt.tight_layout(); plt.savefig(os.path.join(d, "policy.png"), dpi=110); plt.close()
