@@ -263,3 +263,25 @@ fn e2tcp_sender_keeps_within_the_advertised_window() {
         assert_eq!(f.corrupt_deliveries, 0);
     }
 }
+
+/// The shipped split scenario's host–base-station link is wired (issue 21:
+/// it had no `medium`, so it was wireless, the default, and the wired
+/// host's radio added 10.3 J to seed 1's energy): the host has no radio
+/// and spends nothing, and the flow's counts include the wireless hop.
+#[test]
+fn shipped_split_scenario_has_a_wired_host() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/e2tcp/split.toml"
+    );
+    let text = std::fs::read_to_string(path)
+        .expect("split.toml")
+        .replace("bytes = \"2MB\"", "bytes = \"200KB\"");
+    let r = run_text(&text).remove(0);
+    let host = r.nodes.iter().find(|n| n.name == "host").expect("host");
+    assert_eq!(host.radios, 0);
+    assert_eq!(host.energy_j, 0.0);
+    let f = &r.flows[0];
+    assert_eq!(f.bytes_delivered, 200_000);
+    assert!(f.data_bytes >= 2 * 200_000, "{} data bytes", f.data_bytes);
+}
