@@ -39,11 +39,24 @@ def plot(name, xkey, ykey, xlabel, ylabel, out, logx=False, ideal=None):
 
 plot("wireless.csv", "rate", "goodput_mbps", "random loss rate (both ways)", "goodput Mbit/s", "wireless.png", logx=True)
 plot("satellite.csv", "delay", "goodput_mbps", "satellite one-way delay (ms)", "goodput Mbit/s", "satellite.png")
+if os.path.exists(os.path.join(d, "satellite_http.csv")):
+    plot("satellite_http.csv", "delay", "goodput_mbps", "satellite one-way delay (ms), HTTP-like background", "goodput Mbit/s", "satellite_http.png")
 plot("power.csv", "mean", "mh_energy_j", "mean bad-state duration (s)", "mobile host energy J", "power_energy.png")
 plot("power.csv", "mean", "goodput_mbps", "mean bad-state duration (s)", "goodput Mbit/s", "power_goodput.png")
 plot("aggregation_bw.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_bw.png", ideal=lambda x: 4 + x)
 plot("aggregation_p2p.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit/s)", "goodput Mbit/s", "aggregation_p2p.png", ideal=lambda x: 4 + x)
 plot("aggregation_rtt.csv", "delay", "goodput_mbps", "second path backbone delay (ms)", "goodput Mbit/s", "aggregation_rtt.png", ideal=lambda x: 8)
+plot("aggregation_rtt.csv", "delay", "buffer_75_pct", "second path backbone delay (ms)", "% arrivals finding the buffer ≥ 75 % full", "aggregation_buffer.png")
+# Figure 4c: every flow's bytes over its life (seed 1), by group.
+micro = [r for r in rows("microscopic.csv") if r["seed"] == "1"]
+plt.figure(figsize=(5, 3.5))
+colors = {"sack": "tab:blue", "rcp": "tab:orange"}
+for r in micro:
+    i = int(r["flow"])
+    plt.bar(i, float(r["delivered_mb"]), color=colors.get(r["protocol"], "gray"))
+plt.xticks([2, 7, 12, 17], ["TCP 0–200", "RCP 0–200", "TCP 50–150", "RCP 100–200"], fontsize=7)
+plt.ylabel("MB delivered per flow"); plt.grid(alpha=.3, axis="y"); plt.tight_layout()
+plt.savefig(os.path.join(d, "microscopic.png"), dpi=110); plt.close()
 fr = rows("friendliness.csv")
 plt.figure(figsize=(5, 3.5))
 k = [int(r["rcp_flows"]) for r in fr]
@@ -82,3 +95,14 @@ plt.bar([x + w for x in xs], [float(r["paper_s"]) if r["paper_s"] != "–" else 
 plt.xticks(list(xs), names); plt.ylabel("recovery time s"); plt.grid(alpha=.3, axis="y")
 plt.legend(fontsize=8); plt.tight_layout()
 plt.savefig(os.path.join(d, "seven_losses.png"), dpi=110); plt.close()
+
+# Figure 11d: 1 s throughput of each pipe and their sum (seed 1).
+if os.path.exists(os.path.join(d, "policy.csv")):
+    pol = rows("policy.csv")
+    plt.figure(figsize=(5, 3.5))
+    t = [int(r["second"]) for r in pol]
+    for key, label in [("pipe0_kbps", "RCP-1 (loaded)"), ("pipe1_kbps", "RCP-2"), ("aggregate_kbps", "aggregate")]:
+        plt.plot(t, [float(r[key]) for r in pol], label=label)
+    plt.axhline(720, color="k", ls="--", lw=0.8)
+    plt.xlabel("time (s)"); plt.ylabel("kbit/s (1 s bins)"); plt.grid(alpha=.3); plt.legend(fontsize=8)
+    plt.tight_layout(); plt.savefig(os.path.join(d, "policy.png"), dpi=110); plt.close()

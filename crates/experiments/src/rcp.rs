@@ -194,6 +194,29 @@ background = true
 "flows.0.protocol" = ["newreno", "rcp", "rcp-stp"]
 "#;
 
+/// Figure 5c's background: "four HTTP traffic sources in each direction"
+/// (§3.4.3). The paper's ns-2 web model is not given; ours (an
+/// assumption): TCP NewReno flows whose application sends Pareto on/off
+/// bursts (250 kbit/s while on, mean on 1 s, off 4 s, shape 1.5), 50 kbit/s
+/// each on average, on four more pairs of the dumbbell, four each way.
+fn with_http_background(text: &str) -> String {
+    let mut flows = String::new();
+    for i in 2..6 {
+        for (from, to) in [
+            (format!("s{i}"), format!("r{i}")),
+            (format!("r{i}"), format!("s{i}")),
+        ] {
+            let _ = write!(
+                flows,
+                "[[flows]]\nfrom = \"{from}\"\nto = \"{to}\"\nprotocol = \"newreno\"\nbackground = true\n\
+                 app = \"pareto\"\nrate = \"250kbps\"\nmessage = 1000\nmean_on = \"1s\"\nmean_off = \"4s\"\n"
+            );
+        }
+    }
+    text.replace("pairs = 2", "pairs = 6")
+        .replace("[sweep]\n", &(flows + "[sweep]\n"))
+}
+
 const POWER: &str = r#"
 name = "rcp-power"
 stop = "STOP"
@@ -340,6 +363,97 @@ fn fluctuating(proto: &str, c: f64, stop: &str) -> String {
     t
 }
 
+/// Figure 11d: policy aggregation. R²CP with a 720 kbit/s token bucket
+/// (the first path spends tokens first, the second only what is left)
+/// while 10 Pareto on/off UDP sources (800 kbit/s bursts, on 1 s, off 1 s:
+/// 4 Mbit/s on average, the backbone's rate) load the first path only. The paper's testbed had background traffic in the
+/// first cell; its load is not given (ours). The receiver's bytes per pipe
+/// are sampled every second, the paper's 1 s bins.
+fn policy(stop: &str) -> String {
+    let mut t = AGGREGATION.replace("STOP", stop).replace("[sweep]\n", "");
+    t = t.replace(
+        "servers = [\"srv1\"]",
+        "servers = [\"srv1\"]\nrate_limit = \"720kbps\"",
+    );
+    for _ in 0..10 {
+        t.push_str(
+            "[[flows]]\nfrom = \"srv0\"\nto = \"ap0\"\nprotocol = \"udp\"\nbackground = true\n\
+             app = \"pareto\"\nrate = \"800kbps\"\nmessage = 1000\nmean_on = \"1s\"\nmean_off = \"1s\"\n",
+        );
+    }
+    t.push_str("[[flows]]\nfrom = \"srv0\"\nto = \"mh\"\nprotocol = \"r2cp\"\n");
+    t.push_str(
+        "[output]\nseries = [\"receiver.pipe_bytes_0\", \"receiver.pipe_bytes_1\"]\nseries_interval = \"1s\"\n",
+    );
+    t
+}
+
+/// Per-second kbit/s of one sampled byte counter of the measured (last)
+/// flow, from the 10th second on (slow start and the second pipe's opening
+/// left out).
+fn per_second(r: &RunResult, name: &str) -> Vec<f64> {
+    let entity = format!("flow{}", r.flows.len() - 1);
+    let mut pts: Vec<(f64, f64)> = r
+        .series
+        .iter()
+        .filter(|row| row.entity == entity && row.series.ends_with(name))
+        .map(|row| (row.time_s, row.value))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pts.windows(2)
+        .filter(|w| w[0].0 >= 10.0)
+        .map(|w| (w[1].1 - w[0].1) * 8.0 / 1e3 / (w[1].0 - w[0].0))
+        .collect()
+}
+
+fn mean_cov(v: &[f64]) -> (f64, f64) {
+    let n = v.len().max(1) as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n;
+    (m, var.sqrt() / m.max(1e-9))
+}
+
+/// Figure 11d as a table: mean and coefficient of variation of the 1 s
+/// throughput of each pipe and of their sum, over the seeds; the CSV has
+/// seed 1's seconds.
+fn policy_table(
+    out: &mut String,
+    files: &mut Vec<(&str, String)>,
+    seeds: &[u64],
+    stop: &str,
+) -> Result<(), String> {
+    let sc =
+        Scenario::parse_str(&policy(stop), "r2cp-policy", ".".into()).map_err(|e| e.to_string())?;
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = run_all(&sc, &sc.points(), seeds, jobs)?;
+    let mut sums = [(0.0, 0.0); 3];
+    let mut csv = String::from("second,pipe0_kbps,pipe1_kbps,aggregate_kbps\n");
+    for (i, r) in runs.iter().enumerate() {
+        let a = per_second(r, "pipe_bytes_0");
+        let b = per_second(r, "pipe_bytes_1");
+        let sum: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        for (k, v) in [&a, &b, &sum].into_iter().enumerate() {
+            let (m, c) = mean_cov(v);
+            sums[k].0 += m / runs.len() as f64;
+            sums[k].1 += c / runs.len() as f64;
+        }
+        if i == 0 {
+            for (t, ((x, y), z)) in a.iter().zip(&b).zip(&sum).enumerate() {
+                let _ = writeln!(csv, "{},{x:.1},{y:.1},{z:.1}", t + 10);
+            }
+        }
+    }
+    out.push_str("\n## R²CP policy aggregation: 720 kbit/s token bucket, the first pipe spends first, bursty UDP load on the first path only (Figure 11d); 1 s throughput from the 10th second\n\n| | mean kbit/s | CoV of 1 s bins |\n|---|---|---|\n");
+    for (label, (m, c)) in ["first pipe (loaded)", "second pipe", "aggregate"]
+        .into_iter()
+        .zip(sums)
+    {
+        let _ = writeln!(out, "| {label} | {m:.0} | {c:.3} |");
+    }
+    files.push(("policy.csv", csv));
+    Ok(())
+}
+
 fn scenario(text: &str, stop: &str, name: &str) -> Result<Scenario, String> {
     let text = text.replace("STOP", stop);
     // `rcp-ps` is RCP with `[flow.rcp] power_save = true`.
@@ -425,6 +539,102 @@ fn mh_sleep(r: &RunResult) -> f64 {
         .map_or(0.0, |n| n.sleep_s)
 }
 
+/// `[output]` for Figure 12c: the receiver's `buffer_75` gauge, sampled
+/// (the last sample is the whole run's share), then the sweep.
+const BUFFER_75_SERIES: &str =
+    "[output]\nseries = [\"receiver.buffer_75\"]\nseries_interval = \"1s\"\n[sweep]\n";
+
+/// Percentage of the first flow's arrivals that found the R²CP receive
+/// buffer at least 75 % full (Figure 12c), from its last sample.
+fn buffer_75_pct(r: &RunResult) -> f64 {
+    r.series
+        .iter()
+        .filter(|row| row.entity == "flow0" && row.series.ends_with("buffer_75"))
+        .max_by(|a, b| a.time_s.total_cmp(&b.time_s))
+        .map_or(0.0, |row| row.value * 100.0)
+}
+
+/// Figure 4c: 5 TCP-SACK and 5 RCP flows from the start, 5 more TCP-SACK
+/// flows from 50 s to 150 s and 5 more RCP flows from 100 s to 200 s, on
+/// the friendliness dumbbell; the paper plots each flow's sequence-number
+/// progression and compares the late groups' final heights and spread.
+fn microscopic() -> String {
+    let mut t = friendliness(0, "200s");
+    t.truncate(t.find("[[flows]]").unwrap_or(t.len()));
+    let groups = [
+        ("sack", 0, None),
+        ("rcp", 0, None),
+        ("sack", 50, Some(150)),
+        ("rcp", 100, Some(200)),
+    ];
+    for (g, (proto, start, stop)) in groups.into_iter().enumerate() {
+        for j in 0..5 {
+            let i = g * 5 + j;
+            let _ = write!(
+                t,
+                "[[flows]]\nfrom = \"s{i}\"\nto = \"r{i}\"\nprotocol = \"{proto}\"\nstart = \"{}ms\"\n",
+                start * 1000 + j * 50
+            );
+            if let Some(stop) = stop {
+                let _ = writeln!(t, "stop = \"{}ms\"", stop * 1000 + j * 50);
+            }
+        }
+    }
+    t
+}
+
+/// Figure 4c's groups: (label, first flow index).
+const MICRO_GROUPS: [(&str, usize); 4] = [
+    ("TCP-SACK, 0–200 s", 0),
+    ("RCP, 0–200 s", 5),
+    ("TCP-SACK, 50–150 s", 10),
+    ("RCP, 100–200 s", 15),
+];
+
+/// Figure 4c as a table: per group of five flows, the mean bytes each
+/// delivered, and the smallest and largest (the paper's "height of their
+/// final points, and the width of dispersion"); the CSV has every flow.
+fn micro_table(
+    out: &mut String,
+    files: &mut Vec<(&str, String)>,
+    seeds: &[u64],
+) -> Result<(), String> {
+    let sc = Scenario::parse_str(&microscopic(), "rcp-microscopic", ".".into())
+        .map_err(|e| e.to_string())?;
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = run_all(&sc, &sc.points(), seeds, jobs)?;
+    let mut csv = String::from("seed,flow,protocol,start_s,delivered_mb\n");
+    for (r, seed) in runs.iter().zip(seeds) {
+        for f in &r.flows {
+            let _ = writeln!(
+                csv,
+                "{seed},{},{},{},{:.4}",
+                f.flow,
+                f.protocol,
+                f.start_s,
+                f.bytes_delivered as f64 / 1e6
+            );
+        }
+    }
+    out.push_str("\n## Microscopic behaviour: 5 TCP-SACK + 5 RCP flows from 0 s, 5 TCP-SACK flows 50–150 s, 5 RCP flows 100–200 s (Figure 4c); MB delivered per flow over its life, mean over seeds\n\n| group | mean MB per flow | smallest | largest |\n|---|---|---|---|\n");
+    let n = runs.len().max(1) as f64;
+    for (label, first) in MICRO_GROUPS {
+        let (mut m, mut lo, mut hi) = (0.0, 0.0, 0.0);
+        for r in &runs {
+            let mb: Vec<f64> = r.flows[first..first + 5]
+                .iter()
+                .map(|f| f.bytes_delivered as f64 / 1e6)
+                .collect();
+            m += mb.iter().sum::<f64>() / 5.0 / n;
+            lo += mb.iter().copied().fold(f64::INFINITY, f64::min) / n;
+            hi += mb.iter().copied().fold(0.0, f64::max) / n;
+        }
+        let _ = writeln!(out, "| {label} | {m:.2} | {lo:.2} | {hi:.2} |");
+    }
+    files.push(("microscopic.csv", csv));
+    Ok(())
+}
+
 /// Run the RCP / R²CP experiments; returns the report.
 pub fn reproduce(args: &Options) -> Result<String, String> {
     let started = std::time::Instant::now();
@@ -456,6 +666,14 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
     )?;
     out.push_str(&t.text);
     files.push(("satellite.csv", t.csv));
+    let t = run_table(
+        "Satellite, as above, with HTTP-like background: four Pareto on/off TCP sources each way (ours: the paper's HTTP model is not given) (Figure 5c)",
+        &scenario(&with_http_background(SATELLITE), stop_w, "rcp-satellite-http")?,
+        &seeds,
+        &[("goodput_mbps", &goodput), ("timeouts", &timeouts)],
+    )?;
+    out.push_str(&t.text);
+    files.push(("satellite_http.csv", t.csv));
     let t = run_table(
         "Power management, two-state channel: mobile host energy and goodput (Figure 5d)",
         &scenario(POWER, stop_p, "rcp-power")?,
@@ -495,14 +713,16 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
     )?;
     out.push_str(&t.text);
     files.push(("aggregation_cc.csv", t.csv));
-    let mut rtt = AGGREGATION.to_string();
+    // Figure 12c from the same runs: the receiver's share of arrivals that
+    // found its buffer at least 75 % full (its `buffer_75` gauge).
+    let mut rtt = AGGREGATION.replace("[sweep]\n", BUFFER_75_SERIES);
     rtt.push_str("\"topology.backbone1.delay\" = [\"13ms\", \"43ms\", \"73ms\", \"103ms\"]\n");
     rtt.push_str("\"flow.protocol\" = [\"r2cp\", \"r2cp-s\", \"r2cp-stripe\"]\n");
     let t = run_table(
-        "R²CP aggregation, RTT mismatch: path RTTs 30 ms + 30–210 ms, 4 + 4 Mbit/s, goodput (Mbit/s) (Figure 12b; ideal = 8)",
+        "R²CP aggregation, RTT mismatch: path RTTs 30 ms + 30–210 ms, 4 + 4 Mbit/s, goodput (Mbit/s) (Figure 12b; ideal = 8) and % of arrivals finding the receive buffer ≥ 75 % full (Figure 12c)",
         &scenario(&rtt, stop_a, "r2cp-rtt")?,
         &seeds,
-        &[("goodput_mbps", &goodput)],
+        &[("goodput_mbps", &goodput), ("buffer_75_pct", &buffer_75_pct)],
     )?;
     out.push_str(&t.text);
     files.push(("aggregation_rtt.csv", t.csv));
@@ -537,6 +757,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         out.push_str(&format!("| {k} | {m:.3} | {c:.3} | {mr:.3} | {mt:.3} |\n"));
     }
     files.push(("friendliness.csv", csv));
+    micro_table(&mut out, &mut files, &seeds)?;
     // Reverse-path loss.
     let counts: &[usize] = if args.quick {
         &[0, 50, 100]
@@ -587,6 +808,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         out.push('\n');
     }
     files.push(("fluctuation.csv", csv));
+    policy_table(&mut out, &mut files, &seeds, stop_a)?;
     let mut report = format!(
         "# joulenet reproduce rcp{}\n{} seed(s) per point{}",
         if args.quick { " --quick" } else { "" },

@@ -252,6 +252,13 @@ pub trait Agent {
     fn gauge(&self, _name: &str) -> Option<f64> {
         None
     }
+    /// A relay that terminates flows (a split-connection proxy): what it
+    /// sent and received for the flow between `a` and `b`, whose traffic
+    /// is the flow's as much as its ends'. `None`: the agent keeps no such
+    /// account (every other agent; relays that only forward).
+    fn flow_stats(&self, _a: Addr, _b: Addr) -> Option<TransportStats> {
+        None
+    }
     /// True when the agent has finished: it will send nothing more and needs
     /// no more timers.
     fn is_closed(&self) -> bool;

@@ -36,6 +36,9 @@ pub(crate) struct RelayClass {
 pub(crate) struct Forgotten {
     protocol: &'static str,
     stats: TransportStats,
+    /// What the agent accounted per flow ([`Agent::flow_stats`]), by the
+    /// flow's two ends.
+    by_flow: Vec<((joulenet_proto::Addr, joulenet_proto::Addr), TransportStats)>,
 }
 
 impl Agent for Forgotten {
@@ -50,6 +53,16 @@ impl Agent for Forgotten {
     fn on_timeout(&mut self, _net: &mut dyn joulenet_proto::Net) {}
     fn stats(&self) -> &TransportStats {
         &self.stats
+    }
+    fn flow_stats(
+        &self,
+        a: joulenet_proto::Addr,
+        b: joulenet_proto::Addr,
+    ) -> Option<TransportStats> {
+        self.by_flow
+            .iter()
+            .find(|(ends, _)| *ends == (a, b))
+            .map(|(_, s)| s.clone())
     }
     fn is_closed(&self) -> bool {
         true
@@ -163,9 +176,21 @@ impl Simulation {
         }
         let node = self.endpoints[a as usize].addr.node as usize;
         self.core.nodes[node].relays.retain(|&(_, r)| r != a);
+        let by_flow = self
+            .flow_agents
+            .iter()
+            .filter_map(|&(c, s)| {
+                let ends = (
+                    self.endpoints[c as usize].addr,
+                    self.endpoints[s as usize].addr,
+                );
+                agent.flow_stats(ends.0, ends.1).map(|st| (ends, st))
+            })
+            .collect();
         let forgotten = Forgotten {
             protocol: agent.protocol(),
             stats: agent.stats().clone(),
+            by_flow,
         };
         self.agents[a as usize] = Box::new(forgotten);
     }
@@ -196,6 +221,25 @@ impl Simulation {
         self.endpoints[c as usize].relay_class = Some(class);
         self.endpoints[s as usize].relay_class = Some(class);
         class
+    }
+
+    /// What relays that terminate flow `f` (split-connection proxies)
+    /// sent and received for it, summed over nodes.
+    pub(crate) fn relay_flow_stats(&self, f: usize) -> TransportStats {
+        let (c, s) = self.flow_agents[f];
+        let (a, b) = (
+            self.endpoints[c as usize].addr,
+            self.endpoints[s as usize].addr,
+        );
+        let mut total = TransportStats::default();
+        for (ep, agent) in self.endpoints.iter().zip(&self.agents) {
+            if ep.side == Side::Relay {
+                if let Some(st) = agent.flow_stats(a, b) {
+                    total.add(&st);
+                }
+            }
+        }
+        total
     }
 
     /// Relay agents' counters, summed per node (forgotten ones included).

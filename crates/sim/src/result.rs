@@ -280,15 +280,18 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
     }
 }
 
-/// The sending side's counters: the flow's client and every extra agent
-/// that sends for it (R²CP's senders beyond the first path's), so a flow's
-/// bytes and packets are all of its traffic whichever path carried it.
+/// The sending side's counters: the flow's client, every extra agent that
+/// sends for it (R²CP's senders beyond the first path's) and the proxies
+/// that terminate it (a split E2TCP flow's base station, both halves), so
+/// a flow's bytes and packets are all of its traffic whichever path or hop
+/// carried it.
 fn sending_stats(sim: &Simulation, f: usize) -> TransportStats {
     let (c, _) = sim.flow_agents[f];
     let mut stats = sim.agents[c as usize].stats().clone();
     for &a in &sim.flow_extra[f] {
         stats.add(sim.agents[a as usize].stats());
     }
+    stats.add(&sim.relay_flow_stats(f));
     stats
 }
 

@@ -34,6 +34,9 @@ pub mod timers {
     pub const TRANSMIT: TimerId = TimerId(0);
     /// Sender: the newest retransmission is overdue.
     pub const RETRANSMIT: TimerId = TimerId(1);
+    /// Sender: the receiver's window has been closed with nothing in flight
+    /// for a while; probe it (TCP's persist timer, RFC 9293 §3.8.6.1).
+    pub const PERSIST: TimerId = TimerId(2);
 }
 
 /// How a segment travels: no network header when compressed (the E2TCP

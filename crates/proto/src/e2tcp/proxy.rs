@@ -29,7 +29,8 @@ pub const MAX_SPLIT_FLOWS: usize = 256;
 
 /// The relay agent of split E2TCP flows at a base station: per flow, a
 /// wired TCP connection on the wired side and E2TCP on the wireless one,
-/// joined by a buffer of `buffer` bytes.
+/// joined by a buffer of `buffer` bytes. It accounts per flow: a split
+/// flow's byte counts include both halves the proxy terminates.
 pub fn split_proxy(
     e2tcp: E2tcpConfig,
     wired: TcpConfig,
@@ -63,6 +64,7 @@ pub fn split_proxy(
             Some(SplitConnection::new(up, down, (t.src, t.dst), buffer))
         }),
     )
+    .accounting_per_flow()
 }
 
 /// A TCP segment that opens a connection: SYN without ACK.

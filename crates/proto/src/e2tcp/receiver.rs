@@ -1,5 +1,8 @@
 //! The E2TCP receiver: acknowledges every segment at once with the
-//! contiguous prefix and up to two SACK blocks of what lies beyond it.
+//! contiguous prefix and up to two SACK blocks of what lies beyond it, and,
+//! when its application's buffer is bounded (a relay), the room left there
+//! as the advertised window (flow control: the sender keeps its data within
+//! it).
 
 use joulenet_wire::e2tcp::{E2tcpRepr, MAX_SACK};
 
@@ -20,6 +23,9 @@ pub struct E2tcpReceiver {
     /// Stream offset of the FIN, once seen.
     fin_at: Option<u64>,
     closed: bool,
+    /// The window the last ACK advertised (bytes; `u16::MAX` while the
+    /// application's buffer is unbounded and no window is sent).
+    advertised: u16,
     stats: TransportStats,
 }
 
@@ -34,6 +40,7 @@ impl E2tcpReceiver {
             held: Reassembly::default(),
             fin_at: None,
             closed: false,
+            advertised: u16::MAX,
             stats: TransportStats::default(),
         }
     }
@@ -50,8 +57,18 @@ impl E2tcpReceiver {
         }
     }
 
+    /// The room the application has for more data beyond `rcv_nxt`, if its
+    /// buffer is bounded. An optional field, sent only when it is needed
+    /// (§2.3): an unbounded application's ACKs carry none and the sender
+    /// takes none as no limit.
+    fn window(&self, net: &dyn Net) -> Option<u16> {
+        net.app_room()
+            .map(|room| room.min(u16::MAX as usize) as u16)
+    }
+
     fn send_ack(&mut self, net: &mut dyn Net, syn: bool) {
         let Some(peer) = self.peer else { return };
+        let window = self.window(net);
         let ack = self.ack_number();
         let sack = self
             .held
@@ -65,12 +82,14 @@ impl E2tcpReceiver {
             conn_id: self.conn_id,
             ack: Some(ack as u32),
             sack,
+            window,
             ..E2tcpRepr::default()
         };
         if syn {
             r.seq = Some(0);
-            r.window = Some(u16::MAX);
+            r.window = Some(window.unwrap_or(u16::MAX));
         }
+        self.advertised = r.window.unwrap_or(u16::MAX);
         let local = net.local();
         finish_header(&self.cfg, &mut r, local, peer, 0, ack as u32);
         let mut p = net.packet_buffer();
@@ -156,9 +175,21 @@ impl Agent for E2tcpReceiver {
         self.send_ack(net, false);
     }
 
-    /// The application made room: deliver what waited for it.
+    /// The application made room: deliver what waited for it, and tell the
+    /// sender its window opened — at once if it was too small for a
+    /// segment, else once it grew by a segment (no silly window updates).
     fn on_app_ready(&mut self, net: &mut dyn Net) {
-        if self.closed || self.held.deliver_ready(&mut self.rcv_nxt, net) == 0 {
+        if self.closed {
+            return;
+        }
+        if self.held.deliver_ready(&mut self.rcv_nxt, net) == 0 {
+            let mss = self.cfg.mss;
+            let opened = self
+                .window(net)
+                .is_some_and(|w| w as u32 >= self.advertised as u32 + mss as u32);
+            if self.established && opened {
+                self.send_ack(net, false);
+            }
             return;
         }
         if self.fin_at == Some(self.rcv_nxt) {

@@ -71,6 +71,11 @@ pub struct E2tcpSender {
     /// sooner than this after the retransmission answers an earlier
     /// sending (RACK's rule, RFC 8985 §6.2).
     min_rtt: Option<Duration>,
+    /// The receiver's advertised window (bytes beyond `snd_una`); an ACK
+    /// without one sets no limit (`u16::MAX`, above the largest window).
+    rwnd: u64,
+    /// Window probes sent in a row without the window opening.
+    persist_probes: u32,
     stats: TransportStats,
     buf: Vec<u8>,
 }
@@ -97,6 +102,8 @@ impl E2tcpSender {
             consecutive_timeouts: 0,
             last_class: AckClass::Clean,
             min_rtt: None,
+            rwnd: u16::MAX as u64,
+            persist_probes: 0,
             stats: TransportStats::default(),
             timers: TimerTable::new(),
         }
@@ -148,7 +155,8 @@ impl E2tcpSender {
     /// the first RTT measurement, unless the SYN was resent — then the
     /// SYN-ACK may answer either sending, and the backed-off RTO stays until
     /// the first data sample (Karn).
-    fn syn_acked(&mut self, net: &mut dyn Net) {
+    fn syn_acked(&mut self, net: &mut dyn Net, r: &E2tcpRepr) {
+        self.read_window(r);
         if !self.syn_retransmitted {
             self.rtt_sample(net.now().saturating_since(self.syn_sent_at));
         }
@@ -233,7 +241,10 @@ impl E2tcpSender {
             if self.app_finished || self.snd_nxt + mss as u64 - self.snd_una > span_limit {
                 break;
             }
-            match net.app_read(&mut self.buf[..mss]) {
+            let Some(room) = self.window_room() else {
+                break;
+            };
+            match net.app_read(&mut self.buf[..room]) {
                 AppRead::Data(n) => {
                     let off = self.snd_nxt;
                     self.segs.insert(
@@ -260,6 +271,69 @@ impl E2tcpSender {
             return;
         }
         self.arm_timers();
+        self.arm_persist(net);
+    }
+
+    /// Bytes of new data the receiver's window lets go out now: a whole
+    /// segment, or — with nothing in flight to bring a larger window — what
+    /// is left of it. None: wait for the window to open.
+    fn window_room(&self) -> Option<usize> {
+        let mss = self.cfg.mss as u64;
+        let usable = (self.snd_una + self.rwnd).saturating_sub(self.snd_nxt);
+        if usable >= mss {
+            Some(mss as usize)
+        } else if usable > 0 && self.flight() == 0 {
+            Some(usable as usize)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the receiver's window holds back data the application may
+    /// have, with nothing in flight whose ACK would reopen it.
+    fn window_blocked(&self) -> bool {
+        self.state == E2tcpState::Established
+            && !self.app_finished
+            && self.flight() == 0
+            && !self.segs.values().any(|s| s.lost)
+            && self.window_room().is_none()
+    }
+
+    /// A window update can be lost like any ACK: while the window is closed
+    /// with nothing in flight, probe it after an RTO, backing off.
+    fn arm_persist(&mut self, net: &mut dyn Net) {
+        if !self.window_blocked() {
+            self.persist_probes = 0;
+            self.timers.cancel(timers::PERSIST);
+            return;
+        }
+        if self.timers.get(timers::PERSIST).is_none() {
+            let wait = self
+                .rtt
+                .rto()
+                .saturating_mul(1 << self.persist_probes.min(16))
+                .min(self.cfg.max_rto.max(self.rtt.rto()));
+            self.timers.set(timers::PERSIST, net.now() + wait);
+        }
+    }
+
+    /// A window probe: a header-only segment at `snd_nxt`, which the
+    /// receiver answers with an ACK carrying its window.
+    fn send_window_probe(&mut self, net: &mut dyn Net) {
+        let r = E2tcpRepr {
+            seq: Some(self.snd_nxt as u32),
+            ..E2tcpRepr::default()
+        };
+        if let Some(p) = self.emit(net, r, &[]) {
+            self.stats.control_packets += 1;
+            self.stats.control_bytes += p.len() as u64;
+            net.send(self.peer, p, tx_opts(&self.cfg));
+        }
+        self.persist_probes += 1;
+    }
+
+    fn read_window(&mut self, r: &E2tcpRepr) {
+        self.rwnd = r.window.map_or(u16::MAX as u64, u64::from);
     }
 
     /// Each timer runs from the newest in-flight sending of its kind.
@@ -336,6 +410,7 @@ impl E2tcpSender {
             }
         }
         self.snd_una = self.snd_una.max(ack.min(self.snd_nxt));
+        self.read_window(r);
         // Selectively acknowledged.
         for &(l, rt) in &r.sack {
             let (Some(l), Some(rt)) = (unwrap(self.snd_una, l), unwrap(self.snd_una, rt)) else {
@@ -435,7 +510,7 @@ impl Agent for E2tcpSender {
             return;
         }
         match self.state {
-            E2tcpState::SynSent if r.syn && r.ack.is_some() => self.syn_acked(net),
+            E2tcpState::SynSent if r.syn && r.ack.is_some() => self.syn_acked(net, &r),
             E2tcpState::Established | E2tcpState::FinSent if !r.syn => self.on_ack(net, &r),
             _ => self.stats.unexpected_dropped += 1,
         }
@@ -465,6 +540,7 @@ impl Agent for E2tcpSender {
             "flight" => Some(self.flight() as f64 * self.cfg.mss as f64),
             "srtt_ms" => self.rtt.srtt().map(|s| s.as_millis_f64()),
             "rto_ms" => Some(self.rtt.rto().as_millis_f64()),
+            "rwnd" => Some(self.rwnd as f64),
             _ => None,
         }
     }
@@ -479,6 +555,12 @@ impl E2tcpSender {
         match timer {
             timers::TRANSMIT => self.on_timeout(net, false),
             timers::RETRANSMIT => self.on_timeout(net, true),
+            timers::PERSIST => {
+                if self.window_blocked() {
+                    self.send_window_probe(net);
+                }
+                self.arm_persist(net);
+            }
             _ => {}
         }
     }

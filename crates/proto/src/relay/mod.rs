@@ -80,6 +80,11 @@ pub struct RelayCounters {
     pub peak_flows: usize,
 }
 
+/// Forgotten flows whose counters a relay accounting per flow keeps; later
+/// ones count in its totals only (a long-lived relay must not grow without
+/// bound).
+pub const MAX_ACCOUNTS: usize = 4096;
+
 /// The relay agent of one protocol on one node: per-flow state made lazily,
 /// bounded in number, forgotten when idle.
 pub struct PerFlow<F: FlowRelay> {
@@ -89,6 +94,10 @@ pub struct PerFlow<F: FlowRelay> {
     max_flows: usize,
     /// Totals of flows already forgotten.
     forgotten: TransportStats,
+    /// With [`PerFlow::accounting_per_flow`]: each flow's counters, live or
+    /// forgotten (at most [`MAX_ACCOUNTS`] flows), for
+    /// [`Agent::flow_stats`].
+    accounts: Option<BTreeMap<FlowKey, TransportStats>>,
     /// Totals of all flows, kept current after every callback.
     stats: TransportStats,
     pub counters: RelayCounters,
@@ -103,9 +112,18 @@ impl<F: FlowRelay> PerFlow<F> {
             flows: BTreeMap::new(),
             max_flows: max_flows.max(1),
             forgotten: TransportStats::default(),
+            accounts: None,
             stats: TransportStats::default(),
             counters: RelayCounters::default(),
         }
+    }
+
+    /// Keep each flow's counters after it is forgotten, so the flow's
+    /// totals can include this relay's traffic (a split connection's proxy
+    /// is an end of both halves).
+    pub fn accounting_per_flow(mut self) -> PerFlow<F> {
+        self.accounts = Some(BTreeMap::new());
+        self
     }
 
     /// Flows held now.
@@ -128,8 +146,14 @@ impl<F: FlowRelay> PerFlow<F> {
             .collect();
         for k in idle {
             if let Some(f) = self.flows.remove(&k) {
-                self.forgotten.add(&f.stats());
+                let stats = f.stats();
+                self.forgotten.add(&stats);
                 self.counters.flows_forgotten += 1;
+                if let Some(accounts) = self.accounts.as_mut() {
+                    if accounts.len() < MAX_ACCOUNTS || accounts.contains_key(&k) {
+                        accounts.entry(k).or_default().add(&stats);
+                    }
+                }
             }
         }
         let mut total = self.forgotten.clone();
@@ -202,6 +226,21 @@ impl<F: FlowRelay> Agent for PerFlow<F> {
 
     fn stats(&self) -> &TransportStats {
         &self.stats
+    }
+
+    fn flow_stats(&self, a: Addr, b: Addr) -> Option<TransportStats> {
+        let accounts = self.accounts.as_ref()?;
+        let key = FlowKey::of(a, b);
+        let live = self.flows.get(&key).map(|f| f.stats());
+        let done = accounts.get(&key);
+        if live.is_none() && done.is_none() {
+            return None;
+        }
+        let mut total = done.cloned().unwrap_or_default();
+        if let Some(live) = live {
+            total.add(&live);
+        }
+        Some(total)
     }
 
     fn gauge(&self, name: &str) -> Option<f64> {

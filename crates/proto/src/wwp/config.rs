@@ -49,7 +49,7 @@ pub struct WwpConfig {
     pub min_send_t: Duration,
     /// Give up after this many consecutive unanswered timeouts.
     pub max_retries: u32,
-    /// The smallest base RTT the end-of-probe-cycle rule divides by, as
+    /// The smallest reference RTT the end-of-probe-cycle rule divides by, as
     /// RFC 6298's clock granularity G: on sub-millisecond paths the best
     /// probe RTT is a few microseconds, and ordinary host scheduling jitter
     /// of a millisecond would read as a many-fold delay increase.

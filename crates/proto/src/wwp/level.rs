@@ -31,8 +31,9 @@ pub struct ProbeCycle {
     pub rtt1: Option<Duration>,
     /// PR2 ACK → the PROBE3 that answered it; none as for `rtt1`.
     pub rtt2: Option<Duration>,
-    /// The smallest probe RTT seen on the connection so far.
-    pub base_rtt: Duration,
+    /// The path's RTT as earlier probe cycles measured it (smoothed); the
+    /// first cycle's own smaller RTT.
+    pub reference_rtt: Duration,
     /// Probes the sender sent in this cycle that never arrived (gaps in
     /// the probe sequence numbers; a probe resent because its
     /// acknowledgment was lost arrived, and is not counted).
@@ -44,9 +45,10 @@ pub struct ProbeCycle {
 /// The end-of-probe-cycle rule. The paper leaves it unstandardised ("a set
 /// of rules has been developed, implemented and calibrated"); ours:
 ///
-/// * r = (max(RTT1, RTT2) + |RTT1 − RTT2|) / base RTT: delay plus jitter
-///   against the best seen, the base no smaller than the configured RTT
-///   granularity (host timing noise is not path state). r ≤ 1.5 → L,
+/// * r = (max(RTT1, RTT2) + |RTT1 − RTT2|) / reference RTT: delay plus
+///   jitter against what earlier cycles measured (smoothed), the reference
+///   no smaller than the configured RTT granularity (host timing noise is
+///   not path state). r ≤ 1.5 → L,
 ///   ≤ 2.5 → L−1, ≤ 4 → 1, else 0. With one RTT measured it stands for
 ///   both (no jitter); with none the cycle learned nothing: 0, probe again.
 /// * Conservative: minus one level per lost probe; with `gradual_resume`
@@ -86,7 +88,7 @@ pub fn after_probes(cfg: &WwpConfig, p: &ProbeCycle) -> u8 {
     }
 }
 
-/// (max RTT + jitter) / base RTT, from the RTTs the cycle measured.
+/// (max RTT + jitter) / reference RTT, from the RTTs the cycle measured.
 fn delay_ratio(cfg: &WwpConfig, p: &ProbeCycle) -> Option<f64> {
     let (r1, r2) = match (p.rtt1, p.rtt2) {
         (Some(a), Some(b)) => (a, b),
@@ -95,7 +97,7 @@ fn delay_ratio(cfg: &WwpConfig, p: &ProbeCycle) -> Option<f64> {
     };
     let hi = r1.max(r2);
     let jitter = if r1 > r2 { r1 - r2 } else { r2 - r1 };
-    let base = p.base_rtt.max(cfg.rtt_granularity).0.max(1) as f64;
+    let base = p.reference_rtt.max(cfg.rtt_granularity).0.max(1) as f64;
     Some((hi.0 + jitter.0) as f64 / base)
 }
 
@@ -133,7 +135,7 @@ mod tests {
         let clear = ProbeCycle {
             rtt1: Some(ms(100)),
             rtt2: Some(ms(100)),
-            base_rtt: ms(100),
+            reference_rtt: ms(100),
             lost_probes: 0,
             last_wave_level: 3,
         };
@@ -194,7 +196,7 @@ mod tests {
         let loopback = ProbeCycle {
             rtt1: Some(us(300)),
             rtt2: Some(us(10)),
-            base_rtt: us(10),
+            reference_rtt: us(10),
             lost_probes: 0,
             last_wave_level: 3,
         };
@@ -207,7 +209,7 @@ mod tests {
         let wide_area = ProbeCycle {
             rtt1: Some(ms(100)),
             rtt2: Some(ms(180)),
-            base_rtt: ms(100),
+            reference_rtt: ms(100),
             ..loopback
         };
         assert_eq!(

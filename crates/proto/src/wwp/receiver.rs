@@ -67,7 +67,11 @@ pub struct WwpReceiver {
     wave_verdicts: Vec<u64>,
     /// The level the last N-S ACK set (resent on a retransmitted PROBE3).
     last_level: u8,
-    base_rtt: Option<Duration>,
+    /// The path's round trip as earlier probe cycles measured it (smoothed
+    /// as SRTT, gain 1/8 per sample): "the network conditions … detected at
+    /// the time the current wave level was determined" (§3.4), against
+    /// which a cycle's RTTs are judged.
+    reference_rtt: Option<Duration>,
     pr1_sent: Vec<(u8, Time)>,
     pr2_sent: Vec<(u8, Time)>,
     rtt1: Option<Duration>,
@@ -93,7 +97,7 @@ impl WwpReceiver {
             last_wave_level: top,
             wave_verdicts: vec![0; top as usize + 2],
             last_level: top,
-            base_rtt: None,
+            reference_rtt: None,
             pr1_sent: Vec::new(),
             pr2_sent: Vec::new(),
             rtt1: None,
@@ -111,8 +115,8 @@ impl WwpReceiver {
     pub fn last_level(&self) -> u8 {
         self.last_level
     }
-    pub fn base_rtt(&self) -> Option<Duration> {
-        self.base_rtt
+    pub fn reference_rtt(&self) -> Option<Duration> {
+        self.reference_rtt
     }
 
     fn send(&mut self, net: &mut dyn Net, to: Addr, repr: WwpRepr, payload: &[u8]) {
@@ -354,22 +358,34 @@ impl WwpReceiver {
         }
     }
 
-    /// Decide the level that ends this probe cycle.
+    /// Decide the level that ends this probe cycle. Its RTTs are judged
+    /// against the earlier cycles' smoothed RTT (the first cycle against
+    /// its own smaller RTT), then folded into it. Judged against the best
+    /// RTT ever seen instead, a path whose delays vary widely for good
+    /// (PHASE_DROP's per-segment delays) ended nearly every cycle at level
+    /// 0 and never sent again: a lasting condition is the path, not a
+    /// deterioration to wait out.
     fn end_cycle(&mut self, rtt2: Option<Duration>) -> u8 {
-        let measured = [self.rtt1, rtt2].into_iter().flatten();
-        if let Some(smallest) = measured.clone().min() {
-            self.base_rtt = Some(self.base_rtt.map_or(smallest, |b| b.min(smallest)));
-        }
-        for rtt in measured {
+        let measured: Vec<Duration> = [self.rtt1, rtt2].into_iter().flatten().collect();
+        let reference = self
+            .reference_rtt
+            .or_else(|| measured.iter().min().copied());
+        for &rtt in &measured {
             self.stats.rtt.record(rtt);
         }
         let cycle = ProbeCycle {
             rtt1: self.rtt1,
             rtt2,
-            base_rtt: self.base_rtt.unwrap_or_default(),
+            reference_rtt: reference.unwrap_or_default(),
             lost_probes: self.lost_in_cycle,
             last_wave_level: self.last_wave_level,
         };
+        for rtt in measured {
+            self.reference_rtt = Some(match self.reference_rtt {
+                None => rtt,
+                Some(r) => Duration((7 * r.0 + rtt.0) / 8),
+            });
+        }
         let level = after_probes(&self.cfg, &cycle);
         self.last_wave_level = level;
         self.state = ReceiverState::Estab;
