@@ -71,6 +71,12 @@ pub struct HopConfig {
     /// The end-to-end timeout before the first block's round trip is known
     /// (§4.2: 60 s); afterwards, the most recent block round trip.
     pub initial_e2e_timeout: Duration,
+    /// Before the first block round trip, derive the end-to-end timeout from
+    /// the time blocks take to cross the first hop (twice that, doubling per
+    /// timeout, at most `initial_e2e_timeout`) instead of waiting the whole
+    /// initial timeout (ours, for hops without link ARQ under control
+    /// messages: real hosts over UDP; `e2e.rs`).
+    pub measured_first_timeout: bool,
     /// TTL of a virtual retransmission (§4.2: 50 hops).
     pub ttl: u8,
     /// How long a sender waits for a BACK before sending the BSYN again (a
@@ -103,6 +109,7 @@ impl Default for HopConfig {
             micro_block: Some(16 * 1024),
             virtual_retransmission: true,
             initial_e2e_timeout: Duration::from_secs(60),
+            measured_first_timeout: false,
             ttl: joulenet_wire::hop::DEFAULT_TTL,
             bsyn_retry: Duration::from_millis(200),
             withhold_idle: Duration::from_secs(2),
