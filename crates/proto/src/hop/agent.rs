@@ -108,7 +108,8 @@ impl Receiver {
     fn new(cfg: &HopConfig) -> Receiver {
         Receiver {
             cache: FrameCache::new(CACHE_BYTES),
-            inbound: Inbound::new(cfg.backpressure, cfg.ack_withholding, cfg.withhold_idle),
+            inbound: Inbound::new(cfg.backpressure, cfg.ack_withholding, cfg.withhold_idle)
+                .with_micro_blocks(cfg.micro_block),
             ends: BTreeMap::new(),
         }
     }
@@ -280,7 +281,9 @@ impl HopAgent {
     /// back (toward `src`), with link ARQ.
     fn control(&mut self, net: &mut dyn Net, flow: (Addr, Addr), forward: bool, repr: HopRepr<'_>) {
         let class = match repr.message {
-            HopMessage::Bsyn { micro, .. } if !micro.is_empty() => AccessClass::Voice,
+            HopMessage::Bsyn { block_len, .. } if self.cfg.is_micro(block_len as usize) => {
+                AccessClass::Voice
+            }
             _ => AccessClass::Background,
         };
         let mut buf = net.packet_buffer();
@@ -368,16 +371,15 @@ impl HopAgent {
                 flow_id,
                 block_num: block,
             };
-            let len = self
-                .rx
-                .cache
-                .block(key)
-                .and_then(BlockBuf::shape)
-                .map(|s| s.block_len as usize);
+            let shape = self.rx.cache.block(key).and_then(BlockBuf::shape);
             let kind = if f.virtual_ttl.contains_key(&block) {
                 retransmission(self.cfg.virtual_retransmission)
-            } else if len.is_some_and(|l| self.cfg.is_micro(l)) {
-                SendKind::Micro
+            } else if let Some(s) = shape.filter(|s| self.cfg.is_micro(s.block_len as usize)) {
+                if s.frames == 1 {
+                    SendKind::Micro
+                } else {
+                    SendKind::MicroFrames
+                }
             } else {
                 SendKind::Plain
             };
@@ -403,11 +405,9 @@ impl HopAgent {
         if cut.data.is_empty() {
             return None;
         }
-        let frame_len = if self.cfg.is_micro(cut.data.len()) {
-            cut.data.len()
-        } else {
-            self.cfg.frame_len
-        };
+        // A micro-block of one frame rides whole on its BSYN; a bigger one
+        // goes as frames (`SendKind::MicroFrames`).
+        let frame_len = self.cfg.frame_len;
         let block = f.next;
         f.next += 1;
         self.rx.cache.put(
@@ -435,7 +435,7 @@ impl HopAgent {
                 s.flows[&id]
                     .senders
                     .values()
-                    .any(|x| x.kind() == SendKind::Micro && !x.is_done())
+                    .any(|x| x.is_micro() && !x.is_done())
             };
             order.sort_by_key(|id| !micro(self, *id));
             let mut any = false;
@@ -511,6 +511,7 @@ impl HopAgent {
         };
         sender.set_retry(retry);
         let later_round = sender.stats.backs > 0 || sender.kind() == SendKind::Resend;
+        let micro = sender.is_micro();
         let Some(action) = sender.poll_transmit(now, local) else {
             return false;
         };
@@ -543,7 +544,14 @@ impl HopAgent {
                     bufs.push((buf, j + 1 < n));
                 }
                 for (buf, burst) in bufs {
-                    let opts = Self::opts(AccessClass::Background, Some(1), burst);
+                    // Data: one link attempt in the background category
+                    // (§3.1, §3.6); a micro-block's frames: link ARQ in the
+                    // voice category, as its BSYN (§3.6).
+                    let opts = if micro {
+                        Self::opts(AccessClass::Voice, None, burst)
+                    } else {
+                        Self::opts(AccessClass::Background, Some(1), burst)
+                    };
                     net.send_as(ends.0, ends.1, buf, opts);
                 }
             }

@@ -268,7 +268,7 @@ mod tests {
         e.sent(1, Time::from_millis(4300));
         assert_eq!(e.timeout(), Duration::from_millis(600));
         assert!(e.acked(1, Time::from_millis(4700)));
-        assert_eq!(e.timeout(), Duration::from_millis(700));
+        assert_eq!(e.timeout(), Duration::from_millis(400));
         assert_eq!(e.timeouts, 2);
     }
 

@@ -62,6 +62,9 @@ pub struct Inbound {
     /// Blocks this node has moved on (or delivered).
     moved: BTreeSet<BlockKey>,
     withheld: BTreeMap<BlockKey, Withheld>,
+    /// Blocks smaller than this are micro-blocks: answered without waiting
+    /// for the turn (§3.6).
+    micro: Option<usize>,
     pub counters: InboundCounters,
 }
 
@@ -75,8 +78,17 @@ impl Inbound {
             flows: BTreeMap::new(),
             moved: BTreeSet::new(),
             withheld: BTreeMap::new(),
+            micro: None,
             counters: InboundCounters::default(),
         }
+    }
+
+    /// Micro-blocks (below `threshold` bytes) skip the turn, whether they
+    /// ride on their BSYN or come as frames (§3.6: the size-aware policy
+    /// puts them first).
+    pub fn with_micro_blocks(mut self, threshold: Option<usize>) -> Inbound {
+        self.micro = threshold;
+        self
     }
 
     fn flow(&mut self, flow_id: u32) -> &mut Backpressure {
@@ -256,10 +268,14 @@ impl Inbound {
             self.withheld.insert(key, Withheld { from, shape });
             return out;
         }
-        match self
-            .turn
-            .on_bsyn(Self::offer(from, key), shape.block_len, now)
-        {
+        let micro = self.micro.is_some_and(|m| (shape.block_len as usize) < m);
+        let turn = if micro {
+            Turn::Answer
+        } else {
+            self.turn
+                .on_bsyn(Self::offer(from, key), shape.block_len, now)
+        };
+        match turn {
             Turn::Answer => {
                 self.withheld.remove(&key);
                 self.counters.backs += 1;

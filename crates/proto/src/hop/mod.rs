@@ -41,6 +41,8 @@ pub mod withhold;
 mod agent_tests;
 #[cfg(test)]
 mod exchange_tests;
+#[cfg(test)]
+mod receiver_tests;
 
 use crate::config_error::ConfigError;
 use crate::time::Duration;

@@ -20,8 +20,14 @@ use crate::time::{Duration, Time};
 pub enum SendKind {
     /// Data first, then a BSYN.
     Plain,
-    /// The whole block on the BSYN, sent in the voice category (§3.6).
+    /// The whole block on the BSYN, sent in the voice category (§3.6): a
+    /// micro-block of one frame.
     Micro,
+    /// A micro-block of several frames (§3.6): its frames and its BSYN in
+    /// the voice category with link ARQ (ours: a micro-block bigger than a
+    /// frame does not ride whole on one oversized BSYN frame, which a
+    /// hidden sender's burst collides with attempt after attempt).
+    MicroFrames,
     /// A virtual BSYN first: data only where the next hop lacks it (§3.2).
     Virtual,
     /// A retransmission with virtual retransmission switched off: the
@@ -96,7 +102,10 @@ impl BlockSender {
             peer: FrameBitmap::default(),
             sent: FrameBitmap::default(),
             state: State::Sending,
-            opened: matches!(kind, SendKind::Plain | SendKind::Resend),
+            opened: matches!(
+                kind,
+                SendKind::Plain | SendKind::MicroFrames | SendKind::Resend
+            ),
             per_txop: per_txop.max(1),
             retry,
             unanswered: 0,
@@ -107,6 +116,12 @@ impl BlockSender {
 
     pub fn kind(&self) -> SendKind {
         self.kind
+    }
+
+    /// A micro-block (§3.6): prioritised, and sent in the voice category
+    /// with link ARQ.
+    pub fn is_micro(&self) -> bool {
+        matches!(self.kind, SendKind::Micro | SendKind::MicroFrames)
     }
 
     /// The next hop holds the whole block.
@@ -151,7 +166,7 @@ impl BlockSender {
         };
         self.stats.bsyns_sent += 1;
         match self.kind {
-            SendKind::Plain => SendAction::Bsyn { micro: false },
+            SendKind::Plain | SendKind::MicroFrames => SendAction::Bsyn { micro: false },
             SendKind::Micro => SendAction::Bsyn { micro: true },
             SendKind::Virtual | SendKind::Resend => SendAction::VirtualBsyn,
         }
