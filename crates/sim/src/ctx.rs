@@ -160,7 +160,11 @@ impl Net for Ctx<'_> {
     /// none).
     fn node_shared(&mut self) -> Option<&mut Option<Box<dyn std::any::Any>>> {
         let class = self.ep.relay_class?;
-        Some(self.core.nodes[self.ep.addr.node as usize].shared.slot(class))
+        Some(
+            self.core.nodes[self.ep.addr.node as usize]
+                .shared
+                .slot(class),
+        )
     }
 }
 

@@ -205,6 +205,7 @@ ack_withholding = false
 micro_block_threshold = "8KB"
 virtual_retransmission = false
 initial_e2e_timeout = "5s"
+measured_first_timeout = true
 ttl = 9
 bsyn_retry = "100ms"
 withhold_idle = "1s"
@@ -225,6 +226,7 @@ pace_poll = "5ms"
         micro_block: Some(8000),
         virtual_retransmission: false,
         initial_e2e_timeout: Duration::from_secs(5),
+        measured_first_timeout: true,
         ttl: 9,
         bsyn_retry: Duration::from_millis(100),
         withhold_idle: Duration::from_secs(1),

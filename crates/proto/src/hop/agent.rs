@@ -774,9 +774,14 @@ impl HopAgent {
                     self.stats.unexpected_dropped += 1;
                     return false;
                 }
-                let out =
-                    self.rx.inbound
-                        .on_data(&mut self.rx.cache, prev, key, packet_num, payload, now);
+                let out = self.rx.inbound.on_data(
+                    &mut self.rx.cache,
+                    prev,
+                    key,
+                    packet_num,
+                    payload,
+                    now,
+                );
                 self.stats.bytes_received += payload.len() as u64;
                 self.send_answers(net, out.answers);
                 if out.completed {
@@ -1104,9 +1109,6 @@ impl Agent for HopAgent {
         }
     }
 
-
-
-
     fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
         self.attach(net);
         self.packet_in(net, from, packet);
@@ -1135,7 +1137,6 @@ impl Agent for HopAgent {
         self.timeout_in(net);
         self.detach(net);
     }
-
 
     fn on_app_ready(&mut self, net: &mut dyn Net) {
         self.attach(net);

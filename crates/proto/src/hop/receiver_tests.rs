@@ -168,7 +168,11 @@ fn two_hidden_senders_to_one_node_are_answered_in_turn() {
     // Both senders ask at once (they cannot hear each other).
     from(&mut n, &mut a, 0, &bsyn(0xA, 20));
     from(&mut n, &mut b, 1, &bsyn(0xB, 20));
-    assert_eq!(backs(&mut n), vec![0xA], "one BSYN answered, the other withheld");
+    assert_eq!(
+        backs(&mut n),
+        vec![0xA],
+        "one BSYN answered, the other withheld"
+    );
     // The second sender repeats its BSYN: still not its turn.
     from(&mut n, &mut b, 1, &bsyn(0xB, 20));
     assert_eq!(backs(&mut n), Vec::<u32>::new());
@@ -210,7 +214,11 @@ fn the_smallest_waiting_block_gets_the_turn_first() {
     from(&mut n, &mut sinks[2], 2, &bsyn(0xC, 15));
     assert_eq!(backs(&mut n), vec![0xA]);
     data(&mut n, &mut sinks[0], 0, 40);
-    assert_eq!(backs(&mut n), vec![0xC], "size-aware: the small block first");
+    assert_eq!(
+        backs(&mut n),
+        vec![0xC],
+        "size-aware: the small block first"
+    );
     data(&mut n, &mut sinks[2], 2, 15);
     assert_eq!(backs(&mut n), vec![0xB]);
 }
