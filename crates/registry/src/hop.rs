@@ -76,7 +76,8 @@ impl Protocol for Hop {
 
 /// `[flow.hop]`: block_size (1 MiB), frame_len (1400), txop_frames (5: the
 /// TXOP is 8 KB unless given),
-/// backpressure (true), h (1), ack_withholding (true), micro_blocks (true),
+/// backpressure (true), h (1), ack_withholding (true), bsyn_first (false),
+/// micro_blocks (true),
 /// micro_block_threshold (16 KiB), virtual_retransmission (true),
 /// initial_e2e_timeout (60 s), measured_first_timeout (false; true on real
 /// hosts), ttl (50), bsyn_retry (200 ms),
@@ -114,6 +115,9 @@ fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
     }
     if let Some(on) = t.bool("ack_withholding")? {
         c.ack_withholding = on;
+    }
+    if let Some(on) = t.bool("bsyn_first")? {
+        c.bsyn_first = on;
     }
     let threshold = t.size("micro_block_threshold")?;
     match t.bool("micro_blocks")? {

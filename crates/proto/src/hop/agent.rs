@@ -386,10 +386,13 @@ impl HopAgent {
             if f.role == Role::Source && !f.virtual_ttl.contains_key(&block) {
                 f.e2e.began(block, now);
             }
-            f.senders.insert(
-                block,
-                BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry),
-            );
+            let sender = BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry);
+            let sender = if self.cfg.bsyn_first {
+                sender.open_with_bsyn()
+            } else {
+                sender
+            };
+            f.senders.insert(block, sender);
         }
         Some(block)
     }

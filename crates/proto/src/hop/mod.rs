@@ -63,6 +63,13 @@ pub struct HopConfig {
     pub backpressure: Option<usize>,
     /// Ack withholding (§3.5): answer one BSYN at a time.
     pub ack_withholding: bool,
+    /// A hop's transfer of a block opens with a BSYN, and data go only once
+    /// it is answered (§3.1's "in round i, the sender sends a BSYN"), so
+    /// that ack withholding holds back first rounds too (§3.5: "other
+    /// senders wait their turn"); off, the first round goes before the
+    /// first BSYN (ours, the default every figure before it was measured
+    /// with).
+    pub bsyn_first: bool,
     /// Blocks smaller than this ride on the BSYN (§3.6, §4.2: 16 KB);
     /// `None` turns micro-blocks off.
     pub micro_block: Option<usize>,
@@ -108,6 +115,7 @@ impl Default for HopConfig {
             txop_bytes: 8 * 1024,
             backpressure: Some(1),
             ack_withholding: true,
+            bsyn_first: false,
             micro_block: Some(16 * 1024),
             virtual_retransmission: true,
             initial_e2e_timeout: Duration::from_secs(60),

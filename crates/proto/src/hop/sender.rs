@@ -124,6 +124,17 @@ impl BlockSender {
         matches!(self.kind, SendKind::Micro | SendKind::MicroFrames)
     }
 
+    /// A plain transfer that opens with a BSYN and sends data only once
+    /// the next hop has answered it (§3.1 read as "in round i the sender
+    /// sends a BSYN"; with ack withholding the next hop then takes one
+    /// block at a time, first rounds included, §3.5).
+    pub fn open_with_bsyn(mut self) -> BlockSender {
+        if self.kind == SendKind::Plain {
+            self.opened = false;
+        }
+        self
+    }
+
     /// The next hop holds the whole block.
     pub fn is_done(&self) -> bool {
         self.state == State::Done
@@ -181,8 +192,10 @@ impl BlockSender {
             State::Done => None,
             State::Awaiting { retry_at } => (now >= retry_at).then(|| self.bsyn(now)),
             State::Sending if !self.opened => {
-                // A micro-block or virtual BSYN needs the whole block here.
-                if !complete {
+                // A micro-block or virtual BSYN needs the whole block here;
+                // a plain opening BSYN only the block's shape.
+                let ready = complete || (self.kind == SendKind::Plain && local.shape().is_some());
+                if !ready {
                     return None;
                 }
                 self.opened = true;
