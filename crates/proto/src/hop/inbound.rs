@@ -392,6 +392,25 @@ mod tests {
     }
 
     #[test]
+    fn a_micro_block_of_frames_is_answered_without_the_turn() {
+        let mut c = FrameCache::new(1 << 20);
+        let mut r = Inbound::new(None, true, IDLE).with_micro_blocks(Some(16));
+        let t = Time::ZERO;
+        r.on_bsyn(&mut c, 1, key(1, 0), shape(40), &[], false, t);
+        // Block (2, 0) is 3 bytes in 3 frames, one of them lost: answered
+        // with its holes at once, while flow 1 holds the turn.
+        r.on_data(&mut c, 2, key(2, 0), 0, b"a", t);
+        r.on_data(&mut c, 2, key(2, 0), 2, b"c", t);
+        let out = r.on_bsyn(&mut c, 2, key(2, 0), shape(3), &[], false, t);
+        assert_eq!(out.answers.len(), 1);
+        assert_eq!(out.answers[0].back.to_back(), vec![0b1010_0000]);
+        assert_eq!(r.turn().map(|o| o.from), Some(1), "the turn stays");
+        // A block at the threshold is no micro-block: it waits its turn.
+        let out = r.on_bsyn(&mut c, 3, key(3, 0), shape(16), &[], false, t);
+        assert!(out.answers.is_empty());
+    }
+
+    #[test]
     fn backpressure_withholds_the_back_until_a_block_moves_on() {
         let mut c = FrameCache::new(1 << 20);
         let mut r = Inbound::new(Some(1), false, IDLE);
