@@ -298,6 +298,30 @@ mod tests {
     }
 
     #[test]
+    fn opening_with_a_bsyn_sends_data_only_once_it_is_answered() {
+        let local = BlockBuf::from_data(&[7; 7], 1);
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY).open_with_bsyn();
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![SendAction::Bsyn { micro: false }]
+        );
+        assert!(s.is_awaiting(), "nothing more until the BACK");
+        // The next hop holds frame 2 already (overheard).
+        let mut back = FrameBitmap::new(7);
+        back.set(2);
+        assert!(!s.on_back(back));
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![
+                SendAction::Frames(vec![0, 1, 3, 4, 5]),
+                SendAction::Frames(vec![6]),
+                SendAction::Bsyn { micro: false },
+            ]
+        );
+        assert!(s.on_back(FrameBitmap::full(7)));
+    }
+
+    #[test]
     fn a_back_with_holes_resends_only_the_holes() {
         let local = BlockBuf::from_data(&[7; 12], 1);
         let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
