@@ -388,10 +388,14 @@ proptest! {
         seed in any::<u64>(),
         withholding in any::<bool>(),
         limit in prop_oneof![Just(None), (1usize..3).prop_map(Some)],
+        bsyn_first in any::<bool>(),
+        measured in any::<bool>(),
     ) {
         let mut cfg = test_cfg();
         cfg.max_block = 32 * 1024;
         cfg.ack_withholding = withholding;
+        cfg.bsyn_first = bsyn_first;
+        cfg.measured_first_timeout = measured;
         cfg.backpressure = limit;
         let mut w = chain(hops, bytes, &cfg);
         w.drop = lossy_with_arq(loss, arq, seed);
