@@ -10,15 +10,17 @@ fn run_once(text: &str, seed: u64) -> joulenet_sim::RunResult {
     run(&s, &s.points()[0], seed, &mut |_| {}).expect("runs")
 }
 
-/// `scenarios/hop/access-point.toml`, 60 s: seven backlogged stations on a
-/// circle around the AP, each hidden from the four not next to it.
-fn access_point(withholding: bool) -> String {
+/// `stations` on a 200 m circle around an access point (250 m range, 300 m
+/// carrier sense: each station is hidden from those not next to it), as
+/// `scenarios/hop/access-point.toml`, sending backlogged Hop flows to it
+/// with `[flow.hop]` options `hop`.
+fn around_an_access_point(stations: u32, stop: &str, hop: &str) -> String {
     format!(
         r#"
-stop = "60s"
+stop = "{stop}"
 [topology]
 kind = "cells"
-stations = 7
+stations = {stations}
 radius = 200
 [medium]
 standard = "802.11b"
@@ -30,9 +32,14 @@ retry_limit = 18
 protocol = "hop"
 app = "backlogged"
 [flow.hop]
-ack_withholding = {withholding}
+{hop}
 "#
     )
+}
+
+/// The 7-station access point of §5.5, 60 s.
+fn access_point(withholding: bool) -> String {
+    around_an_access_point(7, "60s", &format!("ack_withholding = {withholding}"))
 }
 
 fn jain(xs: &[f64]) -> f64 {
@@ -104,37 +111,11 @@ fn a_small_file_crosses_one_80211b_hop_in_well_under_a_second() {
 /// `scenarios/hop/micro-block.toml`, shortened: four backlogged stations
 /// and, at 5 s, a 4 KB file from the fifth, hidden from two of them.
 fn small_file_at_the_access_point(bsyn_first: bool) -> String {
-    let mut flows = String::new();
+    let mut text = around_an_access_point(5, "15s", &format!("bsyn_first = {bsyn_first}"));
     for s in 1..=4 {
-        flows += &format!("[[flows]]\nfrom = \"sta{s}\"\nto = \"ap\"\n");
+        text += &format!("[[flows]]\nfrom = \"sta{s}\"\nto = \"ap\"\n");
     }
-    format!(
-        r#"
-stop = "15s"
-[topology]
-kind = "cells"
-stations = 5
-radius = 200
-[medium]
-standard = "802.11b"
-range = 250
-carrier_sense_range = 300
-txop = "8160us"
-retry_limit = 18
-[flow]
-protocol = "hop"
-app = "backlogged"
-[flow.hop]
-bsyn_first = {bsyn_first}
-{flows}
-[[flows]]
-from = "sta5"
-to = "ap"
-app = "bulk"
-bytes = 4000
-start = "5s"
-"#
-    )
+    text + "[[flows]]\nfrom = \"sta5\"\nto = \"ap\"\napp = \"bulk\"\nbytes = 4000\nstart = \"5s\"\n"
 }
 
 #[test]
