@@ -17,7 +17,10 @@
 #    cache and the blocks it had acknowledged upstream are gone; the
 #    source's end-to-end timeout sends a virtual retransmission, which
 #    moves only what the restarted relay and those after it lack; the file
-#    must still arrive verified.
+#    must still arrive verified. Then the same with the link H2 -> H3 cut
+#    until the kill (at KILL_AT s, default 4), so that relay 2 surely dies
+#    holding a block it acknowledged upstream: the source must count an
+#    end-to-end timeout (the virtual retransmission that recovered it).
 # 3. Lossy stream (STREAM=1): STREAM_BYTES generated with jtp10 and with
 #    jtp0: jtp10 must deliver at least 90% of its packets while sending
 #    fewer datagrams than jtp0.
@@ -60,7 +63,9 @@ LINK_RATE=$(echo "$RATE" | sed 's/mbit$/Mbps/; s/kbit$/kbps/; s/gbit$/Gbps/')
 
 WORK=$(mktemp -d)
 JN_RELAY_DIR=$WORK
-trap 'jn_chain_relays_stop 2>/dev/null; jn_teardown; rm -rf "$WORK"' EXIT
+# KEEP=DIR keeps the run's reports and logs (the ends' JSON and stderr, the
+# relays' reports) in DIR, to read a failure afterwards.
+trap 'jn_chain_relays_stop 2>/dev/null; jn_teardown; [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp -r "$WORK"/*.json "$WORK"/*.err "$KEEP"/ 2>/dev/null; rm -rf "$WORK"' EXIT
 head -c "$SIZE" /dev/urandom > "$WORK/payload.bin"
 WANT=$(sha256sum < "$WORK/payload.bin" | cut -d' ' -f1)
 
@@ -167,6 +172,41 @@ if [ "$RESTART" = 1 ]; then
         echo "ok   restart: relay 2 killed at 1.2 s and restarted at 2.2 s consumed $carried datagrams; source end-to-end timeouts $vrtx"
     else
         echo "FAIL restart: the restarted relay carried nothing (consumed $carried)"
+        failures=$((failures + 1))
+    fi
+
+    # 2b. A relay dies holding a block it has acknowledged upstream: the
+    # link H2 -> H3 is cut from the start, so relay 2 takes the first
+    # 1 MB block whole (its BACK tells relay 1 the block has moved on) and
+    # cannot pass it on; relay 2 is killed at KILL_AT s, the link restored
+    # and relay 2 restarted 1 s later. Nothing hop by hop can bring that
+    # block back (relay 1 has moved it on, relay 3 never saw it whole): only
+    # the source's end-to-end timeout and a virtual retransmission, which
+    # relay 1 answers from its cache, so the source must count at least
+    # one end-to-end timeout.
+    KILL_AT=${KILL_AT:-4}
+    jn_x H3 nft add table inet jncut
+    jn_x H3 nft add chain inet jncut cut '{ type filter hook prerouting priority -301; policy accept; }'
+    jn_x H3 nft add rule inet jncut cut iifname "${JN_NS}h3l" drop
+    jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
+    (
+        sleep "$KILL_AT"
+        kill -KILL "${JN_RELAY_PIDS[1]}" 2>/dev/null
+        jn_x H3 nft delete table inet jncut
+        sleep 1
+        JN_RELAY_SUFFIX=.forced jn_chain_relay 2 "$BIN" --link-rate "$LINK_RATE"
+        echo "${JN_RELAY_PIDS[1]}" > "$WORK/forced.pid"
+    ) &
+    killer=$!
+    send_file hop "forced"
+    wait "$killer" || true
+    kill -TERM "$(cat "$WORK/forced.pid")" 2>/dev/null || true
+    jn_chain_relays_stop
+    vrtx=$(summary "$WORK/send-forced.json" timeouts)
+    if [ "${vrtx:-0}" != - ] && [ "${vrtx:-0}" -gt 0 ]; then
+        echo "ok   forced: relay 2 killed at $KILL_AT s holding a block acknowledged upstream; recovered by $vrtx end-to-end timeout(s) (virtual retransmission)"
+    else
+        echo "FAIL forced: no end-to-end timeout at the source (timeouts $vrtx): the lost block was not recovered by virtual retransmission"
         failures=$((failures + 1))
     fi
 fi

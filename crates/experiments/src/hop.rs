@@ -593,6 +593,11 @@ fn access_point(ctx: &mut Ctx) -> Result<(), String> {
     ));
     const VARIANTS: &[(&str, &[&str], [f64; 3])] = &[
         ("hop", &["flow.protocol=\"hop\""], [663.0, 652.0, 0.93]),
+        (
+            "hop bsyn-first",
+            &["flow.protocol=\"hop\"", "flow.hop.bsyn_first=true"],
+            [663.0, 652.0, 0.93],
+        ),
         ("cubic", &["flow.protocol=\"cubic\""], [587.0, 244.0, 0.35]),
         (
             "cubic+RTS/CTS",
@@ -606,7 +611,7 @@ fn access_point(ctx: &mut Ctx) -> Result<(), String> {
         let kbps: Vec<f64> = s.goodputs.iter().map(|g| g / 1e3).collect();
         let (m, med, jain) = (mean(&kbps), quantile(&kbps, 0.5), mean(&s.jain));
         ctx.say(&format!(
-            "{label:>13} | {m:>7.0} {:>7.0} | {med:>7.0} {:>7.0} | {jain:>5.2} {:>5.2} | {:>10.2}\n",
+            "{label:>14} | {m:>7.0} {:>7.0} | {med:>7.0} {:>7.0} | {jain:>5.2} {:>5.2} | {:>10.2}\n",
             p[0],
             p[1],
             p[2],
@@ -645,6 +650,10 @@ fn micro_block_delay(ctx: &mut Ctx) -> Result<(), String> {
     };
     const VARIANTS: &[(&str, &[&str])] = &[
         ("hop", &["flow.protocol=\"hop\""]),
+        (
+            "hop bsyn-first",
+            &["flow.protocol=\"hop\"", "flow.hop.bsyn_first=true"],
+        ),
         ("cubic", &["flow.protocol=\"cubic\""]),
         (
             "cubic+RTS/CTS",
@@ -658,7 +667,7 @@ fn micro_block_delay(ctx: &mut Ctx) -> Result<(), String> {
     );
     ctx.say(&format!("{:>6} |", "KB"));
     for (label, _) in VARIANTS {
-        ctx.say(&format!(" {label:>13} |"));
+        ctx.say(&format!(" {label:>14} |"));
     }
     ctx.say(&format!(" {:>10}\n", "hop µJ/bit"));
     let mut rows = Vec::new();
@@ -688,7 +697,7 @@ fn micro_block_delay(ctx: &mut Ctx) -> Result<(), String> {
             } else {
                 format!("{delay:.3}")
             };
-            ctx.say(&format!(" {shown:>13} |"));
+            ctx.say(&format!(" {shown:>14} |"));
             rows.push(format!("{kb},{label},{delay},{},{energy}", delays.len()));
             if !delay.is_nan() {
                 fig.push((kb as f64, label.to_string(), delay));

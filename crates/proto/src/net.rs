@@ -207,6 +207,17 @@ pub trait Net {
     fn link(&self, neighbour: NodeId) -> Option<LinkInfo>;
     /// The local radio, for power management.
     fn radio(&mut self) -> &mut dyn RadioControl;
+    /// State that every agent of this agent's protocol configuration on this
+    /// node shares: one receiver for all the flows a node receives (Hop's
+    /// ack withholding answers one BSYN at a time across them, §3.5, while
+    /// each flow's destination is its own agent). A slot the agent takes
+    /// at the start of a callback and puts back before it returns; the
+    /// driver keeps it between callbacks and drops it when the node fails.
+    /// `None` where the driver keeps no such state: each agent then keeps
+    /// its own.
+    fn node_shared(&mut self) -> Option<&mut Option<Box<dyn std::any::Any>>> {
+        None
+    }
 }
 
 /// A protocol state machine living on one node.

@@ -45,6 +45,10 @@ impl Protocol for Hop {
     /// BSYN would be cut into a dozen IP fragments, any of which loses it).
     fn on_hosts(&mut self, s: &HostSettings) -> std::result::Result<(), ConfigError> {
         self.0.frame_len = s.segment as usize;
+        // UDP sends each control message once per hop (no link ARQ under
+        // it, as the paper's MAC has): a lost end-to-end BACK must not cost
+        // the first block the paper's 60 s (docs/hop.md).
+        self.0.measured_first_timeout = true;
         if self.0.micro_block.is_some() {
             self.0.micro_block = Some(s.segment as usize);
         }
@@ -72,9 +76,11 @@ impl Protocol for Hop {
 
 /// `[flow.hop]`: block_size (1 MiB), frame_len (1400), txop_frames (5: the
 /// TXOP is 8 KB unless given),
-/// backpressure (true), h (1), ack_withholding (true), micro_blocks (true),
+/// backpressure (true), h (1), ack_withholding (true), bsyn_first (false),
+/// micro_blocks (true),
 /// micro_block_threshold (16 KiB), virtual_retransmission (true),
-/// initial_e2e_timeout (60 s), ttl (50), bsyn_retry (200 ms),
+/// initial_e2e_timeout (60 s), measured_first_timeout (false; true on real
+/// hosts), ttl (50), bsyn_retry (200 ms),
 /// withhold_idle (2 s), pace_queue (16, or false), pace_poll (2 ms).
 fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
     let Some(t) = flow.table("hop")? else {
@@ -110,6 +116,9 @@ fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
     if let Some(on) = t.bool("ack_withholding")? {
         c.ack_withholding = on;
     }
+    if let Some(on) = t.bool("bsyn_first")? {
+        c.bsyn_first = on;
+    }
     let threshold = t.size("micro_block_threshold")?;
     match t.bool("micro_blocks")? {
         Some(false) => {
@@ -139,6 +148,9 @@ fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
     }
     if let Some(d) = t.duration("initial_e2e_timeout")? {
         c.initial_e2e_timeout = d;
+    }
+    if let Some(on) = t.bool("measured_first_timeout")? {
+        c.measured_first_timeout = on;
     }
     if let Some(n) = t.int_in("ttl", 1, 255)? {
         c.ttl = n as u8;

@@ -187,8 +187,10 @@ struct Entry {
     done_since: Option<Time>,
     rep: Reporter,
     file: Option<Arc<Mutex<FileOutcome>>>,
-    /// The verdict went out (it goes as soon as it is known).
-    verdict_sent: bool,
+    /// When the verdict last went out: as soon as it is known, then every
+    /// `VERDICT_ASK` until the connection retires (the sender's asks do
+    /// not cross relays that run agents: they absorb its empty `Close`).
+    verdict_sent: Option<Time>,
 }
 
 impl Entry {
@@ -333,11 +335,17 @@ pub fn run_server(
             e.conn.poll(now);
             e.conn.drain(&mut sendq, &mut pool);
             e.rep.tick(now, &e.conn);
-            if !e.verdict_sent && e.verdict_known() {
-                // At once: the sender waits for it to exit.
+            let repeat = e
+                .verdict_sent
+                .is_none_or(|t| now.saturating_since(t) >= crate::client::VERDICT_ASK);
+            if repeat && !e.conn.peer_closed && e.verdict_known() {
+                // At once: the sender waits for it to exit. Again while the
+                // connection lingers: over lossy hops any copy may be lost,
+                // and a sender's ask (its empty `Close`) is absorbed by the
+                // first relay that runs an agent (`relay.rs`).
                 let v = e.verdict("");
                 sendq.push(e.conn.close_datagram(Some(&v)));
-                e.verdict_sent = true;
+                e.verdict_sent = Some(now);
             }
             // The client sends `Close` only once its agent is done, so every
             // byte it will ever send has been delivered or is lost for good.
@@ -467,6 +475,7 @@ pub fn run_server(
                     e.rep.next_tick(),
                     e.done_since
                         .map(|t| t.max(e.conn.last_heard) + LINGER + Duration(1)),
+                    e.verdict_sent.map(|t| t + crate::client::VERDICT_ASK),
                     Some(Time(
                         e.conn.last_heard.0.saturating_add(opts.idle_timeout.0) + 1,
                     )),
@@ -806,7 +815,7 @@ pub fn run_server(
                         done_since: None,
                         rep,
                         file,
-                        verdict_sent: false,
+                        verdict_sent: None,
                     },
                 );
             }

@@ -43,6 +43,34 @@ pub struct NodeState {
     pub transit_dropped: u64,
     /// Application calls by relays here (a relay has no application).
     pub relay_app_calls: u64,
+    /// What the agents of each relay class share here
+    /// (`Net::node_shared`).
+    pub shared: NodeShared,
+}
+
+/// The state the agents of one relay class share on a node, by class: made
+/// by the agents (`Net::node_shared`), lost with the node.
+#[derive(Default)]
+pub struct NodeShared(pub Vec<(u16, Option<Box<dyn std::any::Any>>)>);
+
+impl std::fmt::Debug for NodeShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NodeShared({} classes)", self.0.len())
+    }
+}
+
+impl NodeShared {
+    /// The slot of relay class `class`, made empty on first use.
+    pub fn slot(&mut self, class: u16) -> &mut Option<Box<dyn std::any::Any>> {
+        let i = match self.0.iter().position(|(c, _)| *c == class) {
+            Some(i) => i,
+            None => {
+                self.0.push((class, None));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
 }
 
 impl NodeState {
@@ -632,6 +660,7 @@ impl Core {
     pub fn kill_node(&mut self, node: NodeId) {
         self.set_radio_mode(node, RadioMode::Off);
         self.nodes[node as usize].died_at = Some(self.now);
+        self.nodes[node as usize].shared.0.clear();
         self.medium_kill(node);
         for l in self.nodes[node as usize].links_out.clone() {
             let drained: Vec<Frame> = self.links[l as usize].queue.drain(..).collect();

@@ -155,6 +155,18 @@ impl Net for Ctx<'_> {
     fn radio(&mut self) -> &mut dyn RadioControl {
         self
     }
+
+    /// Per node and relay class: the flows' ends and the relays of one
+    /// protocol configuration share it (a flow without a relay class has
+    /// none).
+    fn node_shared(&mut self) -> Option<&mut Option<Box<dyn std::any::Any>>> {
+        let class = self.ep.relay_class?;
+        Some(
+            self.core.nodes[self.ep.addr.node as usize]
+                .shared
+                .slot(class),
+        )
+    }
 }
 
 impl RadioControl for Ctx<'_> {

@@ -205,6 +205,8 @@ ack_withholding = false
 micro_block_threshold = "8KB"
 virtual_retransmission = false
 initial_e2e_timeout = "5s"
+measured_first_timeout = true
+bsyn_first = true
 ttl = 9
 bsyn_retry = "100ms"
 withhold_idle = "1s"
@@ -222,9 +224,11 @@ pace_poll = "5ms"
         txop_bytes: 4000,
         backpressure: Some(3),
         ack_withholding: false,
+        bsyn_first: true,
         micro_block: Some(8000),
         virtual_retransmission: false,
         initial_e2e_timeout: Duration::from_secs(5),
+        measured_first_timeout: true,
         ttl: 9,
         bsyn_retry: Duration::from_millis(100),
         withhold_idle: Duration::from_secs(1),

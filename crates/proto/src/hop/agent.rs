@@ -15,6 +15,7 @@
 //! FIN-ACK) pass through. There is no handshake (§4.2): the first block
 //! sets up the state, FIN tears it down.
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 
 use joulenet_wire::hop::{HopMessage, HopPacket, HopRepr, PROTOCOL};
@@ -89,11 +90,41 @@ pub struct HopCounters {
     pub flows_forgotten: u64,
 }
 
+/// A node's receiving side (§3.1–§3.5): the frames it holds and how it
+/// answers BSYNs (backpressure, ack withholding), with the ends of every
+/// flow it has answered for, so that a BACK whose turn came while another
+/// flow's agent ran goes out with its own flow's addresses. One per agent,
+/// or one per node shared by the node's relay and sinks where the driver
+/// keeps node state ([`Net::node_shared`]): a receiver acknowledges one
+/// BSYN at a time across all its flows (§3.5), not per flow.
+#[derive(Debug)]
+pub struct Receiver {
+    cache: FrameCache,
+    inbound: Inbound,
+    ends: BTreeMap<u32, (Addr, Addr)>,
+}
+
+impl Receiver {
+    fn new(cfg: &HopConfig) -> Receiver {
+        Receiver {
+            cache: FrameCache::new(CACHE_BYTES),
+            inbound: Inbound::new(cfg.backpressure, cfg.ack_withholding, cfg.withhold_idle)
+                .with_micro_blocks(cfg.micro_block),
+            ends: BTreeMap::new(),
+        }
+    }
+}
+
 /// A Hop node: source, relay and sink of any flows that touch it.
 pub struct HopAgent {
     cfg: HopConfig,
-    cache: FrameCache,
-    inbound: Inbound,
+    rx: Receiver,
+    /// While a callback runs on the node's shared receiver: the box it came
+    /// in, holding this agent's own (idle) one until it goes back.
+    parked: Option<Box<dyn Any>>,
+    /// Bytes the receiver cached when the last callback ended (a shared
+    /// receiver is not here between callbacks).
+    cached: usize,
     flows: BTreeMap<u32, Flow>,
     /// The flow served last by the round-robin scheduler.
     rr: u32,
@@ -114,8 +145,9 @@ impl HopAgent {
     fn new(cfg: HopConfig, kind: Role, peer: Option<Addr>) -> HopAgent {
         HopAgent {
             kind,
-            cache: FrameCache::new(CACHE_BYTES),
-            inbound: Inbound::new(cfg.backpressure, cfg.ack_withholding, cfg.withhold_idle),
+            rx: Receiver::new(&cfg),
+            parked: None,
+            cached: 0,
             flows: BTreeMap::new(),
             rr: 0,
             timers: TimerTable::new(),
@@ -144,17 +176,72 @@ impl HopAgent {
 
     /// Bytes of frames cached here.
     pub fn cached_bytes(&self) -> usize {
-        self.cache.bytes()
+        self.cached
     }
 
     /// Blocks of `flow_id` held here and not yet moved on.
     pub fn buffered_blocks(&self, flow_id: u32) -> usize {
-        self.inbound.buffered(flow_id)
+        self.rx.inbound.buffered(flow_id)
     }
 
     /// Flows this node holds state for.
     pub fn flows(&self) -> usize {
         self.flows.len()
+    }
+
+    /// At the start of a callback: a relay or sink takes the node's shared
+    /// receiver, if the driver keeps one (the source receives nothing).
+    fn attach(&mut self, net: &mut dyn Net) {
+        if self.kind == Role::Source {
+            return;
+        }
+        let Some(slot) = net.node_shared() else {
+            return;
+        };
+        let Some(mut shared) = slot.take() else {
+            return;
+        };
+        match shared.downcast_mut::<Receiver>() {
+            Some(node) => {
+                std::mem::swap(&mut self.rx, node);
+                self.parked = Some(shared);
+            }
+            None => *slot = Some(shared),
+        }
+    }
+
+    /// At the end of a callback: the node's receiver goes back to the
+    /// driver (the first agent to end a callback gives its own).
+    fn detach(&mut self, net: &mut dyn Net) {
+        self.cached = self.rx.cache.bytes();
+        if self.kind == Role::Source {
+            return;
+        }
+        let Some(slot) = net.node_shared() else {
+            return;
+        };
+        match self.parked.take() {
+            Some(mut shared) => {
+                if let Some(own) = shared.downcast_mut::<Receiver>() {
+                    std::mem::swap(&mut self.rx, own);
+                }
+                *slot = Some(shared);
+            }
+            None if slot.is_none() => {
+                let node = std::mem::replace(&mut self.rx, Receiver::new(&self.cfg));
+                *slot = Some(Box::new(node));
+            }
+            None => {}
+        }
+    }
+
+    /// The ends of `flow_id`: this agent's flow, or another agent's flow
+    /// on the node's shared receiver.
+    fn ends_of(&self, flow_id: u32) -> Option<(Addr, Addr)> {
+        self.flows
+            .get(&flow_id)
+            .map(|f| (f.src, f.dst))
+            .or_else(|| self.rx.ends.get(&flow_id).copied())
     }
 
     fn new_flow(role: Role, src: Addr, dst: Addr, cfg: &HopConfig) -> Flow {
@@ -167,7 +254,11 @@ impl HopAgent {
             virtual_ttl: BTreeMap::new(),
             next: 0,
             app_finished: false,
-            e2e: EndToEnd::new(cfg.initial_e2e_timeout),
+            e2e: if cfg.measured_first_timeout {
+                EndToEnd::measured(cfg.initial_e2e_timeout)
+            } else {
+                EndToEnd::new(cfg.initial_e2e_timeout)
+            },
             total: None,
             delivered: BTreeSet::new(),
             // Before the first sample, and at most, `bsyn_retry`; the
@@ -190,7 +281,9 @@ impl HopAgent {
     /// back (toward `src`), with link ARQ.
     fn control(&mut self, net: &mut dyn Net, flow: (Addr, Addr), forward: bool, repr: HopRepr<'_>) {
         let class = match repr.message {
-            HopMessage::Bsyn { micro, .. } if !micro.is_empty() => AccessClass::Voice,
+            HopMessage::Bsyn { block_len, .. } if self.cfg.is_micro(block_len as usize) => {
+                AccessClass::Voice
+            }
             _ => AccessClass::Background,
         };
         let mut buf = net.packet_buffer();
@@ -203,10 +296,9 @@ impl HopAgent {
 
     fn send_answers(&mut self, net: &mut dyn Net, answers: Vec<Answer>) {
         for a in answers {
-            let Some(f) = self.flows.get(&a.key.flow_id) else {
+            let Some(ends) = self.ends_of(a.key.flow_id) else {
                 continue;
             };
-            let ends = (f.src, f.dst);
             let bitmap = a.back.to_back();
             let repr = HopRepr {
                 flow_id: a.key.flow_id,
@@ -249,11 +341,11 @@ impl HopAgent {
         if f.closed || f.role == Role::Sink {
             return None;
         }
-        let inbound = &self.inbound;
+        let inbound = &self.rx.inbound;
         let candidates: Vec<u32> = match f.role {
             Role::Source => (0..f.next).collect(),
             // A relay's blocks are whatever its cache holds of the flow.
-            _ => self.cache.blocks_of(flow_id),
+            _ => self.rx.cache.blocks_of(flow_id),
         };
         let mut block = candidates
             .into_iter()
@@ -264,7 +356,7 @@ impl HopAgent {
                     block_num: *b,
                 };
                 !f.done.contains(b)
-                    && self.cache.contains(k)
+                    && self.rx.cache.contains(k)
                     && (f.role == Role::Source || inbound.holds(k) || f.virtual_ttl.contains_key(b))
             })
             .min();
@@ -272,28 +364,35 @@ impl HopAgent {
             block = self.cut(net, flow_id);
         }
         let block = block?;
+        let now = net.now();
         let f = self.flows.get_mut(&flow_id)?;
         if !f.senders.contains_key(&block) {
             let key = BlockKey {
                 flow_id,
                 block_num: block,
             };
-            let len = self
-                .cache
-                .block(key)
-                .and_then(BlockBuf::shape)
-                .map(|s| s.block_len as usize);
+            let shape = self.rx.cache.block(key).and_then(BlockBuf::shape);
             let kind = if f.virtual_ttl.contains_key(&block) {
                 retransmission(self.cfg.virtual_retransmission)
-            } else if len.is_some_and(|l| self.cfg.is_micro(l)) {
-                SendKind::Micro
+            } else if let Some(s) = shape.filter(|s| self.cfg.is_micro(s.block_len as usize)) {
+                if s.frames == 1 {
+                    SendKind::Micro
+                } else {
+                    SendKind::MicroFrames
+                }
             } else {
                 SendKind::Plain
             };
-            f.senders.insert(
-                block,
-                BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry),
-            );
+            if f.role == Role::Source && !f.virtual_ttl.contains_key(&block) {
+                f.e2e.began(block, now);
+            }
+            let sender = BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry);
+            let sender = if self.cfg.bsyn_first {
+                sender.open_with_bsyn()
+            } else {
+                sender
+            };
+            f.senders.insert(block, sender);
         }
         Some(block)
     }
@@ -309,14 +408,12 @@ impl HopAgent {
         if cut.data.is_empty() {
             return None;
         }
-        let frame_len = if self.cfg.is_micro(cut.data.len()) {
-            cut.data.len()
-        } else {
-            self.cfg.frame_len
-        };
+        // A micro-block of one frame rides whole on its BSYN; a bigger one
+        // goes as frames (`SendKind::MicroFrames`).
+        let frame_len = self.cfg.frame_len;
         let block = f.next;
         f.next += 1;
-        self.cache.put(
+        self.rx.cache.put(
             BlockKey {
                 flow_id,
                 block_num: block,
@@ -341,7 +438,7 @@ impl HopAgent {
                 s.flows[&id]
                     .senders
                     .values()
-                    .any(|x| x.kind() == SendKind::Micro && !x.is_done())
+                    .any(|x| x.is_micro() && !x.is_done())
             };
             order.sort_by_key(|id| !micro(self, *id));
             let mut any = false;
@@ -398,7 +495,7 @@ impl HopAgent {
         let now = net.now();
         let timed = self.next_link_timed(net, flow_id);
         let empty = BlockBuf::new();
-        let local = self.cache.block(key).unwrap_or(&empty);
+        let local = self.rx.cache.block(key).unwrap_or(&empty);
         let f = self.flows.get_mut(&flow_id).expect("active flow");
         let ends = (f.src, f.dst);
         let ttl = f.virtual_ttl.get(&block).copied().unwrap_or(self.cfg.ttl);
@@ -417,6 +514,7 @@ impl HopAgent {
         };
         sender.set_retry(retry);
         let later_round = sender.stats.backs > 0 || sender.kind() == SendKind::Resend;
+        let micro = sender.is_micro();
         let Some(action) = sender.poll_transmit(now, local) else {
             return false;
         };
@@ -449,7 +547,14 @@ impl HopAgent {
                     bufs.push((buf, j + 1 < n));
                 }
                 for (buf, burst) in bufs {
-                    let opts = Self::opts(AccessClass::Background, Some(1), burst);
+                    // Data: one link attempt in the background category
+                    // (§3.1, §3.6); a micro-block's frames: link ARQ in the
+                    // voice category, as its BSYN (§3.6).
+                    let opts = if micro {
+                        Self::opts(AccessClass::Voice, None, burst)
+                    } else {
+                        Self::opts(AccessClass::Background, Some(1), burst)
+                    };
                     net.send_as(ends.0, ends.1, buf, opts);
                 }
             }
@@ -523,7 +628,7 @@ impl HopAgent {
     /// then).
     fn maybe_fin(&mut self, net: &mut dyn Net) {
         let now = net.now();
-        let cache = &self.cache;
+        let cache = &self.rx.cache;
         let due: Vec<(u32, u32)> = self
             .flows
             .iter()
@@ -572,7 +677,7 @@ impl HopAgent {
             self.timers.cancel(T_FIN);
         }
         for id in self.flows.keys() {
-            self.peak_blocks = self.peak_blocks.max(self.inbound.buffered(*id));
+            self.peak_blocks = self.peak_blocks.max(self.rx.inbound.buffered(*id));
         }
     }
 
@@ -599,12 +704,12 @@ impl HopAgent {
                 flow_id,
                 block_num: f.next,
             };
-            let Some(bytes) = self.cache.block(key).and_then(BlockBuf::assemble) else {
+            let Some(bytes) = self.rx.cache.block(key).and_then(BlockBuf::assemble) else {
                 break;
             };
             net.deliver(&bytes);
-            let answers = self.inbound.moved_on(&self.cache, key);
-            self.cache.remove(key);
+            let answers = self.rx.inbound.moved_on(&self.rx.cache, key);
+            self.rx.cache.remove(key);
             self.counters.blocks_moved_on += 1;
             self.flows.get_mut(&flow_id).expect("flow").next += 1;
             self.send_answers(net, answers);
@@ -660,6 +765,7 @@ impl HopAgent {
             };
             self.flows
                 .insert(flow_id, Self::new_flow(role, src, dst, &self.cfg));
+            self.rx.ends.insert(flow_id, (src, dst));
         }
         let role = self.flows.get(&flow_id).map(|f| f.role);
         match repr.message {
@@ -671,9 +777,14 @@ impl HopAgent {
                     self.stats.unexpected_dropped += 1;
                     return false;
                 }
-                let out =
-                    self.inbound
-                        .on_data(&mut self.cache, prev, key, packet_num, payload, now);
+                let out = self.rx.inbound.on_data(
+                    &mut self.rx.cache,
+                    prev,
+                    key,
+                    packet_num,
+                    payload,
+                    now,
+                );
                 self.stats.bytes_received += payload.len() as u64;
                 self.send_answers(net, out.answers);
                 if out.completed {
@@ -721,7 +832,7 @@ impl HopAgent {
                     }
                     if role == Role::Relay {
                         self.counters.blocks_moved_on += 1;
-                        let answers = self.inbound.moved_on(&self.cache, key);
+                        let answers = self.rx.inbound.moved_on(&self.rx.cache, key);
                         self.send_answers(net, answers);
                     }
                 }
@@ -736,7 +847,7 @@ impl HopAgent {
                         f.senders.remove(&key.block_num);
                         f.virtual_ttl.remove(&key.block_num);
                         f.done.insert(key.block_num);
-                        self.cache.remove(key);
+                        self.rx.cache.remove(key);
                     } else if f.role == Role::Relay {
                         // Delivered: the relay is done with the block, even
                         // a virtual retransmission of it still under way.
@@ -744,9 +855,9 @@ impl HopAgent {
                         f.done.insert(key.block_num);
                         f.senders.remove(&key.block_num);
                         f.virtual_ttl.remove(&key.block_num);
-                        self.cache.remove(key);
-                        if self.inbound.holds(key) {
-                            let answers = self.inbound.moved_on(&self.cache, key);
+                        self.rx.cache.remove(key);
+                        if self.rx.inbound.holds(key) {
+                            let answers = self.rx.inbound.moved_on(&self.rx.cache, key);
                             self.send_answers(net, answers);
                         }
                     }
@@ -758,6 +869,7 @@ impl HopAgent {
                     if !self.flows.contains_key(&flow_id) {
                         self.flows
                             .insert(flow_id, Self::new_flow(Role::Sink, src, dst, &self.cfg));
+                        self.rx.ends.insert(flow_id, (src, dst));
                     }
                     if let Some(f) = self.flows.get_mut(&flow_id) {
                         f.total = Some(repr.block_num);
@@ -836,8 +948,8 @@ impl HopAgent {
             );
             return;
         }
-        let out = self.inbound.on_bsyn(
-            &mut self.cache,
+        let out = self.rx.inbound.on_bsyn(
+            &mut self.rx.cache,
             prev,
             key,
             shape,
@@ -863,14 +975,15 @@ impl HopAgent {
         if self.flows.remove(&flow_id).is_some() {
             self.counters.flows_forgotten += 1;
         }
-        self.cache.remove_flow(flow_id);
-        self.inbound.forget_flow(flow_id);
+        self.rx.cache.remove_flow(flow_id);
+        self.rx.inbound.forget_flow(flow_id);
+        self.rx.ends.remove(&flow_id);
     }
 
     fn after(&mut self, net: &mut dyn Net) {
         let flows = &self.flows;
-        let inbound = &self.inbound;
-        self.cache.evict(|k| {
+        let inbound = &self.rx.inbound;
+        self.rx.cache.evict(|k| {
             inbound.holds(k)
                 || flows.get(&k.flow_id).is_some_and(|f| {
                     f.role == Role::Source || f.virtual_ttl.contains_key(&k.block_num)
@@ -880,21 +993,8 @@ impl HopAgent {
     }
 }
 
-impl Agent for HopAgent {
-    fn protocol(&self) -> &'static str {
-        "hop"
-    }
-
-    fn start(&mut self, net: &mut dyn Net) {
-        if let Some(dst) = self.peer.take() {
-            let flow_id = rand_core::RngCore::next_u32(net.rng());
-            let flow = Self::new_flow(Role::Source, net.local(), dst, &self.cfg);
-            self.flows.insert(flow_id, flow);
-            self.after(net);
-        }
-    }
-
-    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+impl HopAgent {
+    fn packet_in(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
         let Ok(repr) = HopPacket::new_checked(packet).and_then(|p| HopRepr::parse(&p)) else {
             self.stats.malformed_dropped += 1;
             return;
@@ -919,7 +1019,7 @@ impl Agent for HopAgent {
         self.after(net);
     }
 
-    fn on_transit(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
+    fn transit_in(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
         let packet = t.packet.clone();
         let Ok(repr) = HopPacket::new_checked(&packet[..]).and_then(|p| HopRepr::parse(&p)) else {
             self.stats.malformed_dropped += 1;
@@ -946,7 +1046,7 @@ impl Agent for HopAgent {
         }
     }
 
-    fn on_overheard(&mut self, _net: &mut dyn Net, _src: Addr, _dst: Addr, packet: &[u8]) {
+    fn overheard_in(&mut self, packet: &[u8]) {
         let Ok(repr) = HopPacket::new_checked(packet).and_then(|p| HopRepr::parse(&p)) else {
             return;
         };
@@ -959,22 +1059,18 @@ impl Agent for HopAgent {
                 packet_num,
                 payload,
             } => {
-                self.cache.insert_frame(key, packet_num, payload, true);
+                self.rx.cache.insert_frame(key, packet_num, payload, true);
             }
             HopMessage::Bsyn {
                 frames, block_len, ..
             } => {
-                let _ = self.cache.set_shape(key, Shape { frames, block_len });
+                let _ = self.rx.cache.set_shape(key, Shape { frames, block_len });
             }
             _ => {}
         }
     }
 
-    fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
-    }
-
-    fn on_timeout(&mut self, net: &mut dyn Net) {
+    fn timeout_in(&mut self, net: &mut dyn Net) {
         let now = net.now();
         while let Some(id) = self.timers.pop_expired(now) {
             match id {
@@ -1000,9 +1096,55 @@ impl Agent for HopAgent {
         }
         self.after(net);
     }
+}
+
+impl Agent for HopAgent {
+    fn protocol(&self) -> &'static str {
+        "hop"
+    }
+
+    fn start(&mut self, net: &mut dyn Net) {
+        if let Some(dst) = self.peer.take() {
+            let flow_id = rand_core::RngCore::next_u32(net.rng());
+            let flow = Self::new_flow(Role::Source, net.local(), dst, &self.cfg);
+            self.flows.insert(flow_id, flow);
+            self.after(net);
+        }
+    }
+
+    fn on_packet(&mut self, net: &mut dyn Net, from: Addr, packet: &[u8]) {
+        self.attach(net);
+        self.packet_in(net, from, packet);
+        self.detach(net);
+    }
+
+    fn on_transit(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
+        self.attach(net);
+        let verdict = self.transit_in(net, t);
+        self.detach(net);
+        verdict
+    }
+
+    fn on_overheard(&mut self, net: &mut dyn Net, _src: Addr, _dst: Addr, packet: &[u8]) {
+        self.attach(net);
+        self.overheard_in(packet);
+        self.detach(net);
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.timers.next()
+    }
+
+    fn on_timeout(&mut self, net: &mut dyn Net) {
+        self.attach(net);
+        self.timeout_in(net);
+        self.detach(net);
+    }
 
     fn on_app_ready(&mut self, net: &mut dyn Net) {
+        self.attach(net);
         self.after(net);
+        self.detach(net);
     }
 
     fn stats(&self) -> &TransportStats {
@@ -1011,7 +1153,7 @@ impl Agent for HopAgent {
 
     fn gauge(&self, name: &str) -> Option<f64> {
         match name {
-            "relay_buffer" | "cached_bytes" => Some(self.cache.bytes() as f64),
+            "relay_buffer" | "cached_bytes" => Some(self.cached as f64),
             "hop_flows" => Some(self.flows.len() as f64),
             "hop_peak_blocks" => Some(self.peak_blocks as f64),
             "hop_virtual_bsyns" => Some(self.counters.virtual_bsyns as f64),

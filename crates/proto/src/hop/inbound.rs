@@ -62,6 +62,9 @@ pub struct Inbound {
     /// Blocks this node has moved on (or delivered).
     moved: BTreeSet<BlockKey>,
     withheld: BTreeMap<BlockKey, Withheld>,
+    /// Blocks smaller than this are micro-blocks: answered without waiting
+    /// for the turn (§3.6).
+    micro: Option<usize>,
     pub counters: InboundCounters,
 }
 
@@ -75,8 +78,17 @@ impl Inbound {
             flows: BTreeMap::new(),
             moved: BTreeSet::new(),
             withheld: BTreeMap::new(),
+            micro: None,
             counters: InboundCounters::default(),
         }
+    }
+
+    /// Micro-blocks (below `threshold` bytes) skip the turn, whether they
+    /// ride on their BSYN or come as frames (§3.6: the size-aware policy
+    /// puts them first).
+    pub fn with_micro_blocks(mut self, threshold: Option<usize>) -> Inbound {
+        self.micro = threshold;
+        self
     }
 
     fn flow(&mut self, flow_id: u32) -> &mut Backpressure {
@@ -256,10 +268,14 @@ impl Inbound {
             self.withheld.insert(key, Withheld { from, shape });
             return out;
         }
-        match self
-            .turn
-            .on_bsyn(Self::offer(from, key), shape.block_len, now)
-        {
+        let micro = self.micro.is_some_and(|m| (shape.block_len as usize) < m);
+        let turn = if micro {
+            Turn::Answer
+        } else {
+            self.turn
+                .on_bsyn(Self::offer(from, key), shape.block_len, now)
+        };
+        match turn {
             Turn::Answer => {
                 self.withheld.remove(&key);
                 self.counters.backs += 1;
@@ -373,6 +389,25 @@ mod tests {
         assert!(out.completed);
         assert!(out.answers.iter().any(|a| a.to == 2 && a.back.is_full()));
         assert_eq!(c.block(key(2, 0)).unwrap().assemble().unwrap(), b"xyz");
+    }
+
+    #[test]
+    fn a_micro_block_of_frames_is_answered_without_the_turn() {
+        let mut c = FrameCache::new(1 << 20);
+        let mut r = Inbound::new(None, true, IDLE).with_micro_blocks(Some(16));
+        let t = Time::ZERO;
+        r.on_bsyn(&mut c, 1, key(1, 0), shape(40), &[], false, t);
+        // Block (2, 0) is 3 bytes in 3 frames, one of them lost: answered
+        // with its holes at once, while flow 1 holds the turn.
+        r.on_data(&mut c, 2, key(2, 0), 0, b"a", t);
+        r.on_data(&mut c, 2, key(2, 0), 2, b"c", t);
+        let out = r.on_bsyn(&mut c, 2, key(2, 0), shape(3), &[], false, t);
+        assert_eq!(out.answers.len(), 1);
+        assert_eq!(out.answers[0].back.to_back(), vec![0b1010_0000]);
+        assert_eq!(r.turn().map(|o| o.from), Some(1), "the turn stays");
+        // A block at the threshold is no micro-block: it waits its turn.
+        let out = r.on_bsyn(&mut c, 3, key(3, 0), shape(16), &[], false, t);
+        assert!(out.answers.is_empty());
     }
 
     #[test]

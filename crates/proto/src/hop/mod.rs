@@ -41,6 +41,8 @@ pub mod withhold;
 mod agent_tests;
 #[cfg(test)]
 mod exchange_tests;
+#[cfg(test)]
+mod receiver_tests;
 
 use crate::config_error::ConfigError;
 use crate::time::Duration;
@@ -61,6 +63,13 @@ pub struct HopConfig {
     pub backpressure: Option<usize>,
     /// Ack withholding (§3.5): answer one BSYN at a time.
     pub ack_withholding: bool,
+    /// A hop's transfer of a block opens with a BSYN, and data go only once
+    /// it is answered (§3.1's "in round i, the sender sends a BSYN"), so
+    /// that ack withholding holds back first rounds too (§3.5: "other
+    /// senders wait their turn"); off, the first round goes before the
+    /// first BSYN (ours, the default every figure before it was measured
+    /// with).
+    pub bsyn_first: bool,
     /// Blocks smaller than this ride on the BSYN (§3.6, §4.2: 16 KB);
     /// `None` turns micro-blocks off.
     pub micro_block: Option<usize>,
@@ -71,6 +80,12 @@ pub struct HopConfig {
     /// The end-to-end timeout before the first block's round trip is known
     /// (§4.2: 60 s); afterwards, the most recent block round trip.
     pub initial_e2e_timeout: Duration,
+    /// Before the first block round trip, derive the end-to-end timeout from
+    /// the time blocks take to cross the first hop (twice that, doubling per
+    /// timeout, at most `initial_e2e_timeout`) instead of waiting the whole
+    /// initial timeout (ours, for hops without link ARQ under control
+    /// messages: real hosts over UDP; `e2e.rs`).
+    pub measured_first_timeout: bool,
     /// TTL of a virtual retransmission (§4.2: 50 hops).
     pub ttl: u8,
     /// How long a sender waits for a BACK before sending the BSYN again (a
@@ -100,9 +115,11 @@ impl Default for HopConfig {
             txop_bytes: 8 * 1024,
             backpressure: Some(1),
             ack_withholding: true,
+            bsyn_first: false,
             micro_block: Some(16 * 1024),
             virtual_retransmission: true,
             initial_e2e_timeout: Duration::from_secs(60),
+            measured_first_timeout: false,
             ttl: joulenet_wire::hop::DEFAULT_TTL,
             bsyn_retry: Duration::from_millis(200),
             withhold_idle: Duration::from_secs(2),

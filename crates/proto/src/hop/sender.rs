@@ -20,8 +20,14 @@ use crate::time::{Duration, Time};
 pub enum SendKind {
     /// Data first, then a BSYN.
     Plain,
-    /// The whole block on the BSYN, sent in the voice category (§3.6).
+    /// The whole block on the BSYN, sent in the voice category (§3.6): a
+    /// micro-block of one frame.
     Micro,
+    /// A micro-block of several frames (§3.6): its frames and its BSYN in
+    /// the voice category with link ARQ (ours: a micro-block bigger than a
+    /// frame does not ride whole on one oversized BSYN frame, which a
+    /// hidden sender's burst collides with attempt after attempt).
+    MicroFrames,
     /// A virtual BSYN first: data only where the next hop lacks it (§3.2).
     Virtual,
     /// A retransmission with virtual retransmission switched off: the
@@ -96,7 +102,10 @@ impl BlockSender {
             peer: FrameBitmap::default(),
             sent: FrameBitmap::default(),
             state: State::Sending,
-            opened: matches!(kind, SendKind::Plain | SendKind::Resend),
+            opened: matches!(
+                kind,
+                SendKind::Plain | SendKind::MicroFrames | SendKind::Resend
+            ),
             per_txop: per_txop.max(1),
             retry,
             unanswered: 0,
@@ -107,6 +116,23 @@ impl BlockSender {
 
     pub fn kind(&self) -> SendKind {
         self.kind
+    }
+
+    /// A micro-block (§3.6): prioritised, and sent in the voice category
+    /// with link ARQ.
+    pub fn is_micro(&self) -> bool {
+        matches!(self.kind, SendKind::Micro | SendKind::MicroFrames)
+    }
+
+    /// A plain transfer that opens with a BSYN and sends data only once
+    /// the next hop has answered it (§3.1 read as "in round i the sender
+    /// sends a BSYN"; with ack withholding the next hop then takes one
+    /// block at a time, first rounds included, §3.5).
+    pub fn open_with_bsyn(mut self) -> BlockSender {
+        if self.kind == SendKind::Plain {
+            self.opened = false;
+        }
+        self
     }
 
     /// The next hop holds the whole block.
@@ -151,7 +177,7 @@ impl BlockSender {
         };
         self.stats.bsyns_sent += 1;
         match self.kind {
-            SendKind::Plain => SendAction::Bsyn { micro: false },
+            SendKind::Plain | SendKind::MicroFrames => SendAction::Bsyn { micro: false },
             SendKind::Micro => SendAction::Bsyn { micro: true },
             SendKind::Virtual | SendKind::Resend => SendAction::VirtualBsyn,
         }
@@ -166,8 +192,10 @@ impl BlockSender {
             State::Done => None,
             State::Awaiting { retry_at } => (now >= retry_at).then(|| self.bsyn(now)),
             State::Sending if !self.opened => {
-                // A micro-block or virtual BSYN needs the whole block here.
-                if !complete {
+                // A micro-block or virtual BSYN needs the whole block here;
+                // a plain opening BSYN only the block's shape.
+                let ready = complete || (self.kind == SendKind::Plain && local.shape().is_some());
+                if !ready {
                     return None;
                 }
                 self.opened = true;
@@ -267,6 +295,30 @@ mod tests {
         );
         assert!(s.is_awaiting());
         assert_eq!(s.poll_timeout(), Some(Time::ZERO + RETRY));
+    }
+
+    #[test]
+    fn opening_with_a_bsyn_sends_data_only_once_it_is_answered() {
+        let local = BlockBuf::from_data(&[7; 7], 1);
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY).open_with_bsyn();
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![SendAction::Bsyn { micro: false }]
+        );
+        assert!(s.is_awaiting(), "nothing more until the BACK");
+        // The next hop holds frame 2 already (overheard).
+        let mut back = FrameBitmap::new(7);
+        back.set(2);
+        assert!(!s.on_back(back));
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![
+                SendAction::Frames(vec![0, 1, 3, 4, 5]),
+                SendAction::Frames(vec![6]),
+                SendAction::Bsyn { micro: false },
+            ]
+        );
+        assert!(s.on_back(FrameBitmap::full(7)));
     }
 
     #[test]
