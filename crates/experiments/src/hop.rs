@@ -18,7 +18,11 @@ use joulenet_sim::{RunResult, Scenario};
 
 use super::{paper, Ctx};
 
+mod dynamics;
 mod links;
+mod mesh;
+mod voip;
+mod web;
 
 /// A protocol as the experiments run it: a label and its overrides.
 struct Variant {
@@ -124,7 +128,11 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
     partitions(ctx)?;
     concurrent_flows(ctx)?;
     access_point(ctx)?;
-    micro_block_delay(ctx)
+    micro_block_delay(ctx)?;
+    web::web(ctx)?;
+    voip::voip(ctx)?;
+    dynamics::dynamic_routing(ctx)?;
+    dynamics::g24(ctx)
 }
 
 /// What one protocol measured over every seed at one point.
