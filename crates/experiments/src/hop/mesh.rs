@@ -4,6 +4,7 @@
 //! mesh scenarios keep), and a pair's distance is its fewest hops.
 
 use joulenet_sim::Scenario;
+use toml::{Table, Value};
 
 use super::Ctx;
 
@@ -88,4 +89,27 @@ fn bfs(n: usize, links: &[(u32, u32)], source: usize) -> Vec<usize> {
         }
     }
     dist
+}
+
+/// A flow table from `a` to `b`, with more keys.
+pub(super) fn flow(a: u32, b: u32, more: &[(&str, Value)]) -> Table {
+    let mut t = Table::new();
+    t.insert("from".into(), i64::from(a).into());
+    t.insert("to".into(), i64::from(b).into());
+    for (k, v) in more {
+        t.insert((*k).into(), v.clone());
+    }
+    t
+}
+
+/// `base` with `flows` as its `[[flows]]`.
+pub(super) fn with_flows(
+    ctx: &Ctx,
+    base: &Scenario,
+    flows: Vec<Table>,
+) -> Result<Scenario, String> {
+    let mut table = base.table().clone();
+    let flows = flows.into_iter().map(Value::Table).collect();
+    table.insert("flows".into(), Value::Array(flows));
+    Scenario::from_table(table, base.name(), ctx.dir.clone()).map_err(|e| e.to_string())
 }

@@ -5,60 +5,68 @@
 //! (`crate::emodel`) from its one-way delay, loss and loss burstiness, and
 //! its conditional loss probability is measured from which packets arrived.
 
-use rand::{Rng, SeedableRng};
-use toml::{Table, Value};
-
-use super::mesh::Mesh;
+use super::mesh::{flow, with_flows, Mesh};
 use super::{mean, quantile, Ctx, Sample};
 use crate::emodel::{burst_ratio, mos, rating, Connection, G729A};
+use rand::{Rng, SeedableRng};
 
 /// Mouth-to-ear delay the network does not add: G.729A's two 10 ms frames
 /// per packet and its 5 ms look-ahead.
 const CODEC_DELAY_MS: f64 = 25.0;
 
-/// Table 5: (flows, protocol, median kb/s, mean kb/s, CLP, MOS).
-const PAPER: &[(usize, &str, f64, f64, f64, f64)] = &[
-    (5, "hop", 468.5, 1474.0, 0.37, 4.12),
-    (5, "cubic", 2.0, 1372.0, 0.48, 4.19),
-    (10, "hop", 184.0, 336.0, 0.57, 3.92),
-    (10, "cubic", 1.7, 260.0, 0.31, 4.16),
+/// A row of Table 5.
+struct PaperRow {
+    flows: usize,
+    protocol: &'static str,
+    median_kbps: f64,
+    mean_kbps: f64,
+    clp: f64,
+    mos: f64,
+}
+
+const fn row(
+    flows: usize,
+    protocol: &'static str,
+    [median_kbps, mean_kbps, clp, mos]: [f64; 4],
+) -> PaperRow {
+    PaperRow {
+        flows,
+        protocol,
+        median_kbps,
+        mean_kbps,
+        clp,
+        mos,
+    }
+}
+
+const PAPER: &[PaperRow] = &[
+    row(5, "hop", [468.5, 1474.0, 0.37, 4.12]),
+    row(5, "cubic", [2.0, 1372.0, 0.48, 4.19]),
+    row(10, "hop", [184.0, 336.0, 0.57, 3.92]),
+    row(10, "cubic", [1.7, 260.0, 0.31, 4.16]),
 ];
 
-/// `base` with these `[[flows]]`: backlogged flows over `pairs`, then the
-/// call over `call`.
-fn with_flows(
+/// `base` with backlogged flows over `pairs`, then the call over `call`.
+fn with_call(
     ctx: &Ctx,
     base: &joulenet_sim::Scenario,
     pairs: &[(u32, u32)],
     call: (u32, u32),
 ) -> Result<joulenet_sim::Scenario, String> {
-    let mut table = base.table().clone();
-    let mut flows: Vec<Value> = pairs
-        .iter()
-        .map(|&(a, b)| {
-            let mut t = Table::new();
-            t.insert("from".into(), i64::from(a).into());
-            t.insert("to".into(), i64::from(b).into());
-            Value::Table(t)
-        })
-        .collect();
-    let mut voip = Table::new();
-    for (k, v) in [
-        ("from", Value::from(i64::from(call.0))),
-        ("to", Value::from(i64::from(call.1))),
-        ("protocol", "udp".into()),
-        ("app", "cbr".into()),
-        ("rate", "8kbps".into()),
-        ("message", 20.into()),
-        ("background", true.into()),
-        ("label", "voip".into()),
-    ] {
-        voip.insert(k.into(), v);
-    }
-    flows.push(Value::Table(voip));
-    table.insert("flows".into(), Value::Array(flows));
-    joulenet_sim::Scenario::from_table(table, base.name(), ctx.dir.clone())
-        .map_err(|e| e.to_string())
+    let mut flows: Vec<_> = pairs.iter().map(|&(a, b)| flow(a, b, &[])).collect();
+    flows.push(flow(
+        call.0,
+        call.1,
+        &[
+            ("protocol", "udp".into()),
+            ("app", "cbr".into()),
+            ("rate", "8kbps".into()),
+            ("message", 20.into()),
+            ("background", true.into()),
+            ("label", "voip".into()),
+        ],
+    ));
+    with_flows(ctx, base, flows)
 }
 
 /// What the call got in one run: (loss, CLP, one-way delay ms, MOS).
@@ -105,7 +113,7 @@ pub(super) fn voip(ctx: &mut Ctx) -> Result<(), String> {
             .map(|_| three[rng.random_range(0..three.len())])
             .collect();
         let call = three[rng.random_range(0..three.len())];
-        let scenario = with_flows(ctx, &base, &pairs, call)?;
+        let scenario = with_call(ctx, &base, &pairs, call)?;
         for proto in ["hop", "cubic"] {
             let sets = [
                 format!("flow.protocol=\"{proto}\""),
@@ -128,18 +136,16 @@ pub(super) fn voip(ctx: &mut Ctx) -> Result<(), String> {
                 )
             };
             let (loss, clp, delay, score) = (pick(0), pick(1), pick(2), pick(3));
-            let p = PAPER.iter().find(|p| p.0 == n && p.1 == proto);
-            let paper = |f: fn(&(usize, &str, f64, f64, f64, f64)) -> f64, prec: usize| {
-                super::paper(p.map(f), prec)
-            };
+            let p = PAPER.iter().find(|p| p.flows == n && p.protocol == proto);
+            let paper = |f: fn(&PaperRow) -> f64, prec: usize| super::paper(p.map(f), prec);
             let (med, avg) = (quantile(&data, 0.5), mean(&data));
             ctx.say(&format!(
                 "{n:>5} {proto:>6} | {med:>7.1} {:>7} | {avg:>7.1} {:>7} | {:>4.1}% | {clp:>5.2} {:>5} | {delay:>8.1} | {score:>4.2} {:>4} | {:>8.2}\n",
-                paper(|p| p.2, 1),
-                paper(|p| p.3, 0),
+                paper(|p| p.median_kbps, 1),
+                paper(|p| p.mean_kbps, 0),
                 loss * 100.0,
-                paper(|p| p.4, 2),
-                paper(|p| p.5, 2),
+                paper(|p| p.clp, 2),
+                paper(|p| p.mos, 2),
                 s.energy()
             ));
             fig.push((n as f64, proto.to_string(), score));

@@ -6,12 +6,10 @@
 //! trace itself is not in the paper). The delay of a file is its completion
 //! time, binned by size as the paper's [2^(n−1), 2^n] KB bins.
 
+use super::mesh::{flow, with_flows, Mesh};
+use super::{mean, Ctx, Sample};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp};
-use toml::{Table, Value};
-
-use super::mesh::Mesh;
-use super::{mean, Ctx, Sample};
 
 /// The paper's size mix: (share, smallest, largest bytes).
 const SIZE_MIX: &[(f64, f64, f64)] = &[(0.63, 1e3, 1e4), (0.25, 1e4, 1e5), (0.12, 1e5, 1e6)];
@@ -77,21 +75,18 @@ fn with_files(
     base: &joulenet_sim::Scenario,
     files: &[File],
 ) -> Result<joulenet_sim::Scenario, String> {
-    let mut table = base.table().clone();
-    let flows: Vec<Value> = files
+    let flows = files
         .iter()
         .map(|f| {
-            let mut t = Table::new();
-            t.insert("from".into(), i64::from(f.from).into());
-            t.insert("to".into(), i64::from(f.to).into());
-            t.insert("bytes".into(), (f.bytes as i64).into());
-            t.insert("start".into(), format!("{:.3}s", f.start_s).into());
-            Value::Table(t)
+            let start = format!("{:.3}s", f.start_s);
+            flow(
+                f.from,
+                f.to,
+                &[("bytes", (f.bytes as i64).into()), ("start", start.into())],
+            )
         })
         .collect();
-    table.insert("flows".into(), Value::Array(flows));
-    joulenet_sim::Scenario::from_table(table, base.name(), ctx.dir.clone())
-        .map_err(|e| e.to_string())
+    with_flows(ctx, base, flows)
 }
 
 pub(super) fn web(ctx: &mut Ctx) -> Result<(), String> {

@@ -194,8 +194,10 @@ fn dtn_chain(hops: usize, bytes: usize, cfg: &crate::dtn::DtnConfig) -> World {
 /// and the stream crosses four custodians exactly once.
 #[test]
 fn dtn_relay_stores_and_forwards_whole_bundles() {
-    let mut cfg = crate::dtn::DtnConfig::default();
-    cfg.bundle = 20_000;
+    let mut cfg = crate::dtn::DtnConfig {
+        bundle: 20_000,
+        ..Default::default()
+    };
     cfg.tcp.timestamps = true;
     let bytes = 110_000;
     let mut w = dtn_chain(5, bytes, &cfg);
@@ -231,8 +233,10 @@ fn dtn_relay_stores_and_forwards_whole_bundles() {
 /// backpressure) and the stream still arrives exactly once.
 #[test]
 fn dtn_custodian_holds_bundles_through_a_partition() {
-    let mut cfg = crate::dtn::DtnConfig::default();
-    cfg.bundle = 16_000;
+    let mut cfg = crate::dtn::DtnConfig {
+        bundle: 16_000,
+        ..Default::default()
+    };
     cfg.tcp.recv_buffer = 16 * 1024;
     cfg.tcp.send_buffer = 16 * 1024;
     cfg.tcp.timestamps = true;
