@@ -50,12 +50,6 @@ const MULTIHOP: &[Variant] = &[
     ),
 ];
 
-/// The rate of the UDP stream, above what an 802.11b link carries (as
-/// [`UDP_STREAM`] sets it).
-const UDP_RATE_BPS: f64 = 8e6;
-/// Bytes per UDP datagram, as [`UDP_STREAM`] sets them (the paper's 1.5 KB
-/// packets, as Hop's frames).
-const UDP_MESSAGE: u64 = 1400;
 /// A UDP flow as the paper's upper bound: a measured constant bit rate.
 const UDP_STREAM: &[&str] = &[
     "flow.background=false",

@@ -156,7 +156,7 @@ pub(super) fn web(ctx: &mut Ctx) -> Result<(), String> {
                 b.1
             ));
             if d.is_finite() {
-                fig.push(((1u32 << bin) as f64, proto.to_string(), d));
+                fig.push((f64::from(bin), proto.to_string(), d));
             }
         }
     }
@@ -175,9 +175,9 @@ pub(super) fn web(ctx: &mut Ctx) -> Result<(), String> {
     ctx.figure(
         "hop_web",
         "Web workload delay per file size (§5.6.2, Fig. 14)",
-        "file size bin, upper edge (KB)",
+        "size bin n: (2^(n-1), 2^n] KB; 1 = up to 2 KB, 10 = above 512 KB",
         "mean delay (s)",
-        true,
+        false,
         &fig,
     )
 }
