@@ -16,7 +16,7 @@ pub enum Paper {
     Rcp,
     /// JTP vs rate-based TCP-SACK and ATP-like (Figs. 2 and 6, equations 5 and 6)
     Jtp,
-    /// Hop vs TCP, hop-by-hop TCP, UDP (§5.1.2, 5.2, 5.3, 5.4, 5.5, 5.6.1, 5.7)
+    /// Hop vs TCP, hop-by-hop TCP, DTN, UDP (§5.1–5.10)
     Hop,
 }
 

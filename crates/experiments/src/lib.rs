@@ -11,6 +11,7 @@
 //! Depends on the simulator only; it must not depend on the CLI or Python.
 
 mod e2tcp;
+mod emodel;
 mod hop;
 mod jtp;
 mod jtp_mechanisms;

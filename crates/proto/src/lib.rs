@@ -25,6 +25,7 @@ pub use time::{Duration, Time};
 pub use timer::{TimerId, TimerTable};
 pub mod atp;
 pub mod cc;
+pub mod dtn;
 pub mod e2tcp;
 pub mod hop;
 pub mod jtp;

@@ -17,6 +17,9 @@ pub const MAX_PAYLOAD: usize = 1472;
 
 pub struct UdpSender {
     peer: Addr,
+    /// Link-layer attempts per datagram (`Some(1)`: no link ARQ); `None`
+    /// leaves it to the link's retry limit.
+    link_attempts: Option<u8>,
     stats: TransportStats,
     finished: bool,
     buf: Vec<u8>,
@@ -26,10 +29,18 @@ impl UdpSender {
     pub fn new(peer: Addr) -> UdpSender {
         UdpSender {
             peer,
+            link_attempts: None,
             stats: TransportStats::default(),
             finished: false,
             buf: vec![0; MAX_PAYLOAD],
         }
+    }
+
+    /// Send every datagram with `attempts` link-layer attempts (`Some(1)`:
+    /// the Hop paper's UDP/no-ARQ), or with the link's own retry limit.
+    pub fn with_link_attempts(mut self, attempts: Option<u8>) -> UdpSender {
+        self.link_attempts = attempts;
+        self
     }
 
     fn drain_app(&mut self, net: &mut dyn Net) {
@@ -57,7 +68,11 @@ impl UdpSender {
         self.stats.data_packets += 1;
         self.stats.data_bytes += packet.len() as u64;
         self.stats.payload_bytes += n as u64;
-        net.send(self.peer, packet, TxOpts::ipv4(17));
+        let opts = TxOpts {
+            link_attempts: self.link_attempts,
+            ..TxOpts::ipv4(17)
+        };
+        net.send(self.peer, packet, opts);
     }
 }
 

@@ -15,6 +15,7 @@ pub mod options;
 mod protocol;
 
 pub mod atp;
+pub mod dtn;
 pub mod e2tcp;
 pub mod hbh_tcp;
 pub mod hop;
@@ -43,6 +44,7 @@ pub const FAMILIES: &[&[Entry]] = &[
     jtp::ENTRIES,
     atp::ENTRIES,
     hop::ENTRIES,
+    dtn::ENTRIES,
 ];
 
 /// Every name, with its entry.

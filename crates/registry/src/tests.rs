@@ -154,6 +154,15 @@ fn options_errors_name_the_key() {
             "flow.tcp.dupack_threshold",
         ),
         ("udp", "[tcp]\nmss = 1000", "flow.tcp"),
+        ("udp", "[udp]\nlink_arq = 1", "flow.udp.link_arq"),
+        ("udp", "[udp]\narq = false", "flow.udp.arq"),
+        ("dtn", "[dtn]\nbundle = 0", "flow.dtn.bundle"),
+        (
+            "dtn",
+            "[dtn]\nbundle = \"1MB\"\nstorage = \"100KB\"",
+            "flow.dtn.storage",
+        ),
+        ("dtn", "[tcp]\nmss = 10", "flow.tcp.mss"),
         (
             "r2cp",
             "[r2cp]\ncontroller = \"cubic\"",
@@ -194,6 +203,25 @@ fn options_reach_the_configuration() {
     let spec = configure("wwp", "[wwp]\ngradual_resume = true").unwrap();
     let w = spec.config_as::<joulenet_proto::wwp::WwpConfig>().unwrap();
     assert!(w.gradual_resume);
+    let udp = |text| {
+        configure("udp", text)
+            .unwrap()
+            .config_as::<crate::udp::Udp>()
+            .unwrap()
+            .link_attempts
+    };
+    assert_eq!(udp(""), None, "the link's own retry limit by default");
+    assert_eq!(udp("[udp]\nlink_arq = false"), Some(1));
+    assert_eq!(udp("[udp]\nlink_arq = true"), None);
+    let spec = configure("dtn", "[dtn]\nbundle = \"64KB\"\n[tcp]\nmss = 1000").unwrap();
+    let d = spec.config_as::<joulenet_proto::dtn::DtnConfig>().unwrap();
+    assert_eq!((d.bundle, d.tcp.mss), (64_000, 1000));
+    assert_eq!(
+        d.tcp.max_consecutive_rtos,
+        u32::MAX,
+        "custody is never given up"
+    );
+    assert!(spec.relay().is_some());
 }
 
 /// R²CP's per-interface congestion control (§4.1.1): a path's own

@@ -1,6 +1,8 @@
 //! UDP (`udp`): unreliable datagrams, for cross traffic and constant-rate
-//! streams. It has no options; a `[flow.tcp]` table on a UDP flow is an
-//! error rather than silently ignored.
+//! streams. One option, `[flow.udp] link_arq`: with the link's retry limit
+//! (the default; the Hop paper's UDP/max-ARQ when that limit is the
+//! MAC's maximum) or without link ARQ (`false`: UDP/no-ARQ). A `[flow.tcp]`
+//! table on a UDP flow is an error rather than silently ignored.
 
 use std::any::Any;
 
@@ -13,13 +15,16 @@ use crate::protocol::{Entry, HostSettings, Protocol, Wire, WireFormat};
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "udp",
     about: "UDP: unreliable datagrams (cross traffic, constant rate)",
-    options: None,
+    options: Some("udp"),
     wire: Wire::Code(16),
-    make: || Box::new(Udp),
+    make: || Box::new(Udp::default()),
 }];
 
-#[derive(Clone, Debug)]
-pub struct Udp;
+#[derive(Clone, Debug, Default)]
+pub struct Udp {
+    /// Link-layer attempts per datagram; `None`: the link's retry limit.
+    pub link_attempts: Option<u8>,
+}
 
 impl Protocol for Udp {
     fn name(&self) -> &'static str {
@@ -38,7 +43,13 @@ impl Protocol for Udp {
         if flow.has("tcp") && flow.table("tcp")?.is_some() {
             return Err(flow.error("tcp", "TCP options given for a UDP flow"));
         }
-        Ok(())
+        let Some(t) = flow.table("udp")? else {
+            return Ok(());
+        };
+        if let Some(arq) = t.bool("link_arq")? {
+            self.link_attempts = (!arq).then_some(1);
+        }
+        t.finish()
     }
 
     fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
@@ -47,7 +58,7 @@ impl Protocol for Udp {
 
     fn agents(&self, _client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
         (
-            Box::new(UdpSender::new(server)),
+            Box::new(UdpSender::new(server).with_link_attempts(self.link_attempts)),
             Box::new(UdpReceiver::new()),
         )
     }

@@ -9,6 +9,8 @@
 use std::collections::VecDeque;
 
 use joulenet_proto::{AppRead, Duration, Time};
+
+use crate::fates::MessageFates;
 use rand_distr::{Distribution, Exp, Pareto};
 use rand_pcg::Pcg64Mcg;
 
@@ -348,6 +350,8 @@ pub struct Sink {
     /// holes) see gaps where packets were lost, so neither content nor
     /// per-byte delay can be matched by stream offset.
     pub datagram: bool,
+    /// A datagram transport's sink: which messages arrived, by content.
+    pub fates: Option<MessageFates>,
 }
 
 impl Sink {
@@ -358,11 +362,27 @@ impl Sink {
         }
     }
 
+    /// The sink of a datagram transport, whose deliveries are whole
+    /// messages: each is matched to the message sent, for loss and delay.
+    pub fn messages() -> Sink {
+        Sink {
+            fates: Some(MessageFates::default()),
+            ..Sink::datagram()
+        }
+    }
+
     pub fn consume(&mut self, now: Time, data: &[u8], log: &mut DelayLog) {
         if self.datagram {
             self.delivered += data.len() as u64;
             self.first_delivery.get_or_insert(now);
             self.last_delivery = Some(now);
+            if let Some(generated) = self
+                .fates
+                .as_mut()
+                .and_then(|f| f.deliver(data, &mut log.chunks))
+            {
+                self.delay.record(now.saturating_since(generated));
+            }
             return;
         }
         if !pattern::matches(self.delivered, data) {

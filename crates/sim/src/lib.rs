@@ -18,6 +18,7 @@ pub mod core;
 pub mod ctx;
 pub mod endpoint;
 pub mod event;
+pub mod fates;
 pub mod frame;
 pub mod interval;
 mod lifetime;

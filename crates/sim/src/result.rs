@@ -65,6 +65,12 @@ pub struct FlowResult {
     pub rtt_min_ms: Option<f64>,
     /// Deliveries whose bytes were not the stream's (a transport bug).
     pub corrupt_deliveries: u64,
+    /// Datagram flows: messages that arrived and that were lost (skipped
+    /// before one that arrived), and the conditional loss probability,
+    /// P(lost | the previous message lost) (`crate::fates`).
+    pub messages_received: Option<u64>,
+    pub messages_lost: Option<u64>,
+    pub conditional_loss_probability: Option<f64>,
     pub aborted: bool,
     /// When battery deaths first cut the flow's source off from its
     /// destination, if they did.
@@ -275,6 +281,12 @@ fn flow_result(sim: &Simulation, f: usize, end: Time) -> FlowResult {
         rtt_mean_ms: ms(cs.rtt.mean()),
         rtt_min_ms: ms(cs.rtt.min),
         corrupt_deliveries: sink.corrupt_deliveries + client.sink.corrupt_deliveries,
+        messages_received: sink.fates.as_ref().map(|f| f.received),
+        messages_lost: sink.fates.as_ref().map(|f| f.lost),
+        conditional_loss_probability: sink
+            .fates
+            .as_ref()
+            .and_then(|f| f.conditional_loss_probability()),
         partitioned_at_s: sim.lifetime.partitioned_at[f].map(|t| t.as_secs_f64()),
         aborted: client.aborted_at.is_some() || server.aborted_at.is_some(),
     }

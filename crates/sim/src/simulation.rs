@@ -200,7 +200,9 @@ impl Simulation {
                 Source::receive_only(),
                 &streams,
             );
-            if datagram || flow.protocol.delivers_with_gaps() {
+            if datagram {
+                sim.endpoints[si as usize].sink = Sink::messages();
+            } else if flow.protocol.delivers_with_gaps() {
                 sim.endpoints[si as usize].sink = Sink::datagram();
             }
             let hooks = crate::link_hooks::LinkHooks::from(flow.protocol.services());

@@ -1069,3 +1069,36 @@ fn per_node_frame_counters_match_the_medium_totals() {
         "{source:?} {sink:?}"
     );
 }
+
+/// A frame sent without a link ACK says nothing of its fate, so it must not
+/// count in the link's measured ETX: a UDP flow without ARQ over a clean
+/// direct link keeps that link under link-state routing with measured ETX,
+/// and never detours through the third node (it did when such frames
+/// counted as failed attempts: ETX 100 on the direct link).
+#[test]
+fn frames_without_link_ack_do_not_make_measured_etx_route_around_a_link() {
+    let r = run(r#"
+stop = "30s"
+[topology]
+kind = "explicit"
+positions = [[0, 0], [200, 0], [100, 100]]
+[medium]
+routing = "link_state"
+routing_updates = "air"
+routing_interval = "1s"
+[flow]
+protocol = "udp"
+udp = { link_arq = false }
+app = "cbr"
+rate = "1Mbps"
+message = 1000
+background = false
+stop = "20s"
+from = 0
+to = 1
+"#);
+    let m = r.medium.unwrap();
+    assert!(m.lsa_originated > 0, "routing advertised over the air");
+    assert!(m.frames_received[1] > 2_000, "the flow delivered: {m:?}");
+    assert_eq!(m.frames_received[2], 0, "a detour through node 2: {m:?}");
+}

@@ -15,6 +15,11 @@
 //! space as the application's room ([`Net::app_room`]): it delivers no more,
 //! holds the rest and advertises no more, so a slow downstream hop holds the
 //! client back instead of filling the relay.
+//!
+//! A relay may instead store and forward whole *bundles*
+//! ([`SplitConnection::with_bundles`], the DTN bundle relay): the downstream
+//! agent is handed nothing of a bundle until all of it has arrived, so
+//! nothing is pipelined within a bundle.
 
 use std::collections::VecDeque;
 
@@ -57,6 +62,27 @@ struct Buffer {
     drained: bool,
     /// The downstream agent found the buffer empty and waits for more.
     downstream_waiting: bool,
+    /// Store and forward whole bundles of this many bytes (the stream's last
+    /// bundle may be shorter); `None`: forward bytes as they arrive.
+    bundle: Option<usize>,
+    /// Bytes the upstream agent ever put in, and the downstream one took.
+    received: u64,
+    taken: u64,
+}
+
+impl Buffer {
+    /// Bytes the downstream agent may take now: all of them, or only those
+    /// of bundles that are complete (or of the last one, once the stream
+    /// has ended).
+    fn releasable(&self) -> usize {
+        match self.bundle {
+            Some(b) if !self.upstream_finished => {
+                let complete = self.received - self.received % b as u64;
+                (complete - self.taken) as usize
+            }
+            _ => self.bytes.len(),
+        }
+    }
 }
 
 impl SplitConnection {
@@ -81,9 +107,19 @@ impl SplitConnection {
                 filled: false,
                 drained: false,
                 downstream_waiting: false,
+                bundle: None,
+                received: 0,
+                taken: 0,
             },
             relayed: 0,
         }
+    }
+
+    /// Store and forward whole bundles of `bytes` bytes: the downstream
+    /// agent gets a bundle only once all of it is here.
+    pub fn with_bundles(mut self, bytes: usize) -> SplitConnection {
+        self.buffer.bundle = Some(bytes.max(1));
+        self
     }
 
     /// Bytes waiting in the relay buffer.
@@ -91,9 +127,14 @@ impl SplitConnection {
         self.buffer.bytes.len()
     }
 
-    /// Bytes relayed so far.
+    /// Bytes relayed so far (taken from the upstream hop).
     pub fn relayed(&self) -> u64 {
         self.relayed
+    }
+
+    /// Bytes handed to the downstream hop so far.
+    pub fn forwarded(&self) -> u64 {
+        self.buffer.taken
     }
 
     /// Run one callback of one of the two agents through the shim, then let
@@ -235,18 +276,20 @@ impl Net for Shim<'_> {
             return AppRead::Finished;
         }
         let b = &mut *self.buffer;
-        if b.bytes.is_empty() {
-            if b.upstream_finished {
+        let ready = b.releasable();
+        if ready == 0 {
+            if b.upstream_finished && b.bytes.is_empty() {
                 return AppRead::Finished;
             }
             b.downstream_waiting = true;
             return AppRead::Pending;
         }
         b.downstream_waiting = false;
-        let n = buf.len().min(b.bytes.len());
+        let n = buf.len().min(ready);
         for (dst, v) in buf.iter_mut().zip(b.bytes.drain(..n)) {
             *dst = v;
         }
+        b.taken += n as u64;
         b.drained = true;
         AppRead::Data(n)
     }
@@ -259,6 +302,7 @@ impl Net for Shim<'_> {
     fn deliver(&mut self, data: &[u8]) {
         if self.role == Role::Up {
             self.buffer.bytes.extend(data);
+            self.buffer.received += data.len() as u64;
             self.buffer.filled = true;
         }
     }

@@ -93,8 +93,9 @@ pub struct Decoded {
     pub adverts: Vec<(usize, Vec<u8>)>,
 }
 
-/// Data frames a node sent toward one neighbour and how many of them were
-/// acknowledged (first attempts and retransmissions counted separately).
+/// Data frames a node sent toward one neighbour asking for a link ACK, and
+/// how many of them were acknowledged (first attempts and retransmissions
+/// counted separately; frames sent without an ACK tell nothing).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkCounts {
     pub attempts: u64,

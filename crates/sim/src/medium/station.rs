@@ -544,7 +544,11 @@ impl<A: Access> Stations<A> {
         if self.st[s].acs[ac].retries > 0 {
             self.stats.retransmissions += 1;
         }
-        if next != BROADCAST {
+        // Only an exchange with a link ACK says whether the frame got
+        // through: a frame sent without one (Hop's data, UDP/no-ARQ) would
+        // otherwise count as lost, and measured ETX and loss estimates would
+        // call a link that carries such traffic broken.
+        if wants_ack {
             let st = &mut self.st[s];
             match st.nbrs.iter_mut().find(|x| x.node == next) {
                 Some(x) => x.attempts += 1,
