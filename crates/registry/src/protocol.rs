@@ -190,6 +190,11 @@ pub enum WireFormat {
 pub enum Wire {
     /// Its code in the runtime header (docs/wire.md); never reused.
     Code(u8),
+    /// On hosts only as a multi-homed receiver with its own commands
+    /// (R²CP: `joulenet recv --proto r2cp --bind A --bind B`, senders
+    /// `joulenet offer`), not through the two-party client and server;
+    /// its code in the runtime header, never reused.
+    Multihomed(u8),
     /// Not on real hosts, and why.
     Unavailable(&'static str),
 }

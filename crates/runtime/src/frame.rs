@@ -132,7 +132,8 @@ impl Protocol {
                                 stamps: spec.wire_format() == WireFormat::Jtp,
                             })
                         }
-                        Wire::Unavailable(_) => None,
+                        // R²CP: its own driver (`crate::multihomed`).
+                        Wire::Unavailable(_) | Wire::Multihomed(_) => None,
                     })
                     .collect()
             })
@@ -233,6 +234,10 @@ impl core::str::FromStr for Protocol {
             Some(Wire::Unavailable(why)) => Err(format!(
                 "{lower} cannot run on real hosts: {why} (the runtime runs {})",
                 names.join(", ")
+            )),
+            Some(Wire::Multihomed(_)) => Err(format!(
+                "{lower} runs on hosts only as a multi-homed receiver: `joulenet recv --proto \
+                 {lower} --bind LOCAL --server HOST:PORT ...` pulling from `joulenet offer FILE`"
             )),
             _ => Err(format!(
                 "unknown protocol {s:?} (expected {})",
