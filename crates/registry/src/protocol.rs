@@ -135,6 +135,12 @@ pub trait Protocol: CloneProtocol + fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// The two ends speak different protocols, joined only by the relay
+    /// agent between them (a split proxy): there is no two-party flow.
+    fn needs_relay(&self) -> bool {
+        false
+    }
+
     /// Agents beyond the flow's client and server (R²CP's other senders),
     /// each with the address it is bound at.
     fn extra_agents(&self, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
