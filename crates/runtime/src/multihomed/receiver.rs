@@ -218,10 +218,11 @@ pub fn run_receiver(o: &ReceiverOptions) -> Result<ReceiverReport, String> {
             .min(std::time::Duration::from_millis(100));
         let socks: Vec<(&UdpSocket, bool)> = paths.iter().map(|p| (&p.sock, false)).collect();
         let readable = sock::wait(&socks, Some(wait)).map_err(|e| format!("poll: {e}"))?;
-        for (i, ready) in readable.into_iter().enumerate() {
+        let ready = readable.into_iter().enumerate().filter(|(_, r)| *r);
+        for (i, _) in ready {
             // A batch at a time, sending the engine's requests between
             // batches so that a burst of arrivals does not hold them back.
-            while ready {
+            loop {
                 let (n, heard) = receive(&mut paths, i, &mut batch, &mut net, &mut agent, conn_id);
                 if heard {
                     last_heard = net.clock();
