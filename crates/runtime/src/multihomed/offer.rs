@@ -123,9 +123,9 @@ pub fn run_offer(o: &OfferOptions) -> Result<OfferReport, String> {
     if o.binds.is_empty() {
         return Err("give at least one --bind".into());
     }
-    // Checked once here, so that each pipe's own open cannot fail for a
-    // reason the user could have been told at start.
-    FileSource::open(&o.file)?;
+    // Hashed once here: each pipe reopens the file with this header (a
+    // hash per pipe would stall every pipe for a large file's read).
+    let (_, header) = FileSource::open(&o.file)?;
     let cfg = sender_config(&o.tuning)?;
     let socks: Vec<UdpSocket> = o
         .binds
@@ -172,7 +172,7 @@ pub fn run_offer(o: &OfferOptions) -> Result<OfferReport, String> {
                             strays += 1;
                             continue;
                         }
-                        let (source, _) = FileSource::open(&o.file)?;
+                        let source = FileSource::reopen(&o.file, &header)?;
                         let mut net = RuntimeNet::new(Addr::new(1, SENDER_PORT), start);
                         net.source = Some(Box::new(source));
                         let mut agent = RcpSender::listen(cfg.clone());
