@@ -29,6 +29,19 @@ fn free_ports(n: usize) -> Vec<SocketAddr> {
     socks.iter().map(|s| s.local_addr().unwrap()).collect()
 }
 
+/// Path 0 from 127.0.0.1 to `servers[0]`, path 1 from 127.0.0.2 to
+/// `servers[1]`.
+fn two_paths(servers: &[SocketAddr]) -> Vec<PathAddrs> {
+    ["127.0.0.1:0", "127.0.0.2:0"]
+        .iter()
+        .zip(servers)
+        .map(|(local, &server)| PathAddrs {
+            local: local.parse().unwrap(),
+            server,
+        })
+        .collect()
+}
+
 /// Pulls `src` over `paths` while an offer serves `binds`.
 fn pull(
     src: &Path,
@@ -54,16 +67,7 @@ fn a_file_pulled_over_two_paths_arrives_verified_through_both() {
     let dir = tmpdir("mh-two");
     let src = make_file(&dir, "pulled.bin", 2_000_000, 7);
     let binds = free_ports(2);
-    let paths = vec![
-        PathAddrs {
-            local: "127.0.0.1:0".parse().unwrap(),
-            server: binds[0],
-        },
-        PathAddrs {
-            local: "127.0.0.2:0".parse().unwrap(),
-            server: binds[1],
-        },
-    ];
+    let paths = two_paths(&binds);
     let out = dir.join("in");
     let (r, offer) = pull(&src, binds, paths, &out, Duration::from_secs(1));
     assert_eq!(r.status, "verified", "{}", r.reason);
@@ -90,16 +94,7 @@ fn a_path_whose_sender_is_silent_is_taken_down_and_the_other_carries_the_file() 
     let src = make_file(&dir, "pulled.bin", 2_000_000, 9);
     let binds = free_ports(2);
     // The second sender's port is free: nobody answers there.
-    let paths = vec![
-        PathAddrs {
-            local: "127.0.0.1:0".parse().unwrap(),
-            server: binds[0],
-        },
-        PathAddrs {
-            local: "127.0.0.2:0".parse().unwrap(),
-            server: binds[1],
-        },
-    ];
+    let paths = two_paths(&binds);
     let out = dir.join("in");
     let (r, _) = pull(&src, vec![binds[0]], paths, &out, Duration::from_millis(30));
     assert_eq!(r.status, "verified", "{}", r.reason);
