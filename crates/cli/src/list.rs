@@ -6,13 +6,20 @@ use joulenet_sim::protocols::{entries, Wire};
 use joulenet_sim::scenario::{LOSS_MODELS, TOPOLOGIES};
 
 pub fn list() {
-    println!("protocols (flow.protocol; `real` ones also run with joulenet send/recv --proto):");
+    println!("protocols (flow.protocol; `real` ones also run with joulenet send/recv --proto, \
+        `multi` ones with joulenet recv --bind A --bind B and joulenet offer; `sim` ones only in the simulator):");
     for e in entries() {
         let hosts = match e.wire {
             Wire::Code(_) => "real",
+            Wire::Multihomed(_) => "multi",
             Wire::Unavailable(_) => "sim ",
         };
-        println!("  {:<16} {hosts} {}", e.name, e.about);
+        println!("  {:<16} {hosts:<5} {}", e.name, e.about);
+        if let Wire::Unavailable(why) = e.wire {
+            // Why a protocol stays in the simulator (rcp-eln: a UDP socket
+            // never sees the link layer's corrupted frames).
+            println!("  {:<16} {:<5}   not on real hosts: {why}", "", "");
+        }
     }
     println!("\nloss models (link.loss.model):");
     for (name, what) in LOSS_MODELS {

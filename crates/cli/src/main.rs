@@ -12,6 +12,7 @@
 mod bench;
 mod demo;
 mod list;
+mod multihomed;
 mod real;
 mod relay;
 mod reproduce;
@@ -66,6 +67,8 @@ enum Command {
     Recv(real::RecvArgs),
     /// Real network: a UDP relay applying the simulator's loss models, delay and rate
     Emulate(real::EmulateArgs),
+    /// Real network: offer a file to R²CP receivers (`recv --proto r2cp`), one passive RCP sender per pipe
+    Offer(multihomed::OfferArgs),
     /// Real network: relay routed datagrams by a static route table, running the protocols' relay agents (hbh-tcp)
     Relay(relay::RelayArgs),
 }
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Recv(args) => real::recv(args),
         Command::Emulate(args) => real::emulate(args),
         Command::Relay(args) => relay::relay(args),
+        Command::Offer(args) => multihomed::offer(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,7 +18,7 @@ use joulenet_runtime::{
     signals, ClientApp, ClientOptions, EmulateOptions, Format, ServerMode, ServerOptions,
 };
 
-fn dur(s: &str) -> Result<Duration, String> {
+pub fn dur(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 
@@ -78,7 +78,7 @@ pub struct Common {
 }
 
 impl Common {
-    fn format(&self) -> Format {
+    pub fn format(&self) -> Format {
         if self.json {
             Format::Json
         } else if self.json_stream {
@@ -90,7 +90,7 @@ impl Common {
     fn interval(&self) -> Result<Option<Duration>, String> {
         Ok(Some(dur(&self.interval)?).filter(|d| d.0 > 0))
     }
-    fn tuning(&self) -> Result<Tuning, String> {
+    pub fn tuning(&self) -> Result<Tuning, String> {
         let t = Tuning {
             min_rto: dur(&self.min_rto)?,
             link_rate_bps: link_rate(self.link_rate.as_deref())?,
@@ -116,12 +116,14 @@ impl Common {
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Address and port to listen on
+    /// Address and port to listen on. `recv --proto r2cp`: this host's
+    /// address on one interface, once per path (`--bind A --bind B`)
     #[arg(long, default_value = "0.0.0.0:5201")]
-    pub bind: SocketAddr,
-    /// Accept only this protocol (default: any)
+    pub bind: Vec<SocketAddr>,
+    /// Accept only this protocol (default: any); `recv --proto r2cp|r2cp-s|
+    /// r2cp-stripe` receives over several paths (`--bind`, `--server`)
     #[arg(long)]
-    pub proto: Option<Protocol>,
+    pub proto: Option<ProtoArg>,
     /// Most connections at once; more are refused with a reason
     #[arg(long, default_value_t = 64)]
     pub max_conns: usize,
@@ -138,7 +140,28 @@ pub struct RecvArgs {
     #[arg(long)]
     pub out: PathBuf,
     #[command(flatten)]
+    pub multihomed: crate::multihomed::MultihomedArgs,
+    #[command(flatten)]
     pub serve: ServeArgs,
+}
+
+/// `--proto` of `serve`/`recv`: a two-party protocol, or R²CP's
+/// multi-homed receiver (`recv` only).
+#[derive(Copy, Clone)]
+pub enum ProtoArg {
+    TwoParty(Protocol),
+    Multihomed(&'static str),
+}
+
+impl std::str::FromStr for ProtoArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ProtoArg, String> {
+        let lower = s.to_ascii_lowercase();
+        match joulenet_runtime::multihomed::frame::multihomed_name(&lower) {
+            Some(name) => Ok(ProtoArg::Multihomed(name)),
+            None => s.parse().map(ProtoArg::TwoParty),
+        }
+    }
 }
 
 #[derive(Args)]
@@ -229,8 +252,21 @@ pub struct EmulateArgs {
 }
 
 fn server_options(a: &ServeArgs, mode: ServerMode) -> Result<ServerOptions, String> {
-    let mut o = ServerOptions::new(a.bind, mode);
-    o.protocol = a.proto;
+    let bind = match a.bind[..] {
+        [one] => one,
+        _ => return Err("--bind: one address (several only for recv --proto r2cp)".into()),
+    };
+    let mut o = ServerOptions::new(bind, mode);
+    o.protocol = match a.proto {
+        None => None,
+        Some(ProtoArg::TwoParty(p)) => Some(p),
+        Some(ProtoArg::Multihomed(name)) => {
+            return Err(format!(
+                "{name} is a multi-homed receiver: `joulenet recv --proto {name} --out DIR \
+                 --bind LOCAL --server HOST:PORT ...` (serve does not run it)"
+            ))
+        }
+    };
     o.max_conns = a.max_conns;
     o.one_off = a.one_off;
     o.interval = a.common.interval()?;
@@ -252,6 +288,10 @@ pub fn serve(a: ServeArgs) -> Result<(), String> {
 }
 
 pub fn recv(a: RecvArgs) -> Result<(), String> {
+    if let Some(ProtoArg::Multihomed(name)) = a.serve.proto {
+        return crate::multihomed::recv(name, &a.out, &a.serve, &a.multihomed);
+    }
+    a.multihomed.refuse_without_r2cp()?;
     let mut o = server_options(&a.serve, ServerMode::Files(a.out.clone()))?;
     // Stopped by a signal, recv ends its transfers itself: their senders
     // hear why, their partial files are removed, and it exits non-zero if

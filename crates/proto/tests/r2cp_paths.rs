@@ -301,6 +301,25 @@ fn handoff_to_a_new_interface_and_back_loses_nothing() {
     m.complete(bytes);
 }
 
+/// Handed off from, a path that stays up gets no new pipe: the pipes do
+/// not take over from each other in turn (they did, one pipe per retirement,
+/// until the engine opened pipes only on paths that came up; seen as 10
+/// pipes in a 6-s real migration, issue 20).
+#[test]
+fn a_path_handed_off_from_stays_without_a_pipe_while_it_stays_up() {
+    let bytes = 2_000_000;
+    let mut m = Mesh::new(cfg(Scheduler::Rank, false), bytes, vec![(2, 20), (2, 40)]);
+    m.set_up(2, false);
+    m.start();
+    m.run_until(Time::from_secs(1));
+    m.set_up(2, true); // handoff to path 1; path 0 stays up
+    m.run_until(END);
+    m.complete(bytes);
+    assert_eq!(m.agents[0].gauge("pipes_opened"), Some(2.0));
+    let before = m.pipe_bytes(0);
+    assert!(before > 0 && m.pipe_bytes(1) > bytes / 2);
+}
+
 #[test]
 fn a_pipe_death_mid_transfer_is_covered_by_the_other_server() {
     // Server migration: path 1 dies with requests outstanding; the second

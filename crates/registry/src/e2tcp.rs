@@ -154,7 +154,7 @@ impl Protocol for E2tcp {
     }
 }
 
-fn options(t: &Reader, c: &mut E2tcpConfig) -> Result<()> {
+pub(crate) fn options(t: &Reader, c: &mut E2tcpConfig) -> Result<()> {
     if let Some(v) = t.int_in("mss", 16, 60_000)? {
         c.mss = v as u16;
     }

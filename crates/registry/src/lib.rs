@@ -17,6 +17,7 @@ mod protocol;
 pub mod atp;
 pub mod dtn;
 pub mod e2tcp;
+pub mod e2tcp_split;
 pub mod hbh_tcp;
 pub mod hop;
 pub mod jtp;
@@ -39,6 +40,7 @@ pub const FAMILIES: &[&[Entry]] = &[
     udp::ENTRIES,
     wwp::ENTRIES,
     e2tcp::ENTRIES,
+    e2tcp_split::ENTRIES,
     rcp::ENTRIES,
     r2cp::ENTRIES,
     jtp::ENTRIES,

@@ -135,6 +135,12 @@ pub trait Protocol: CloneProtocol + fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// The two ends speak different protocols, joined only by the relay
+    /// agent between them (a split proxy): there is no two-party flow.
+    fn needs_relay(&self) -> bool {
+        false
+    }
+
     /// Agents beyond the flow's client and server (R²CP's other senders),
     /// each with the address it is bound at.
     fn extra_agents(&self, client: Addr) -> Vec<(Addr, Box<dyn Agent>)> {
@@ -190,6 +196,11 @@ pub enum WireFormat {
 pub enum Wire {
     /// Its code in the runtime header (docs/wire.md); never reused.
     Code(u8),
+    /// On hosts only as a multi-homed receiver with its own commands
+    /// (R²CP: `joulenet recv --proto r2cp --bind A --bind B`, senders
+    /// `joulenet offer`), not through the two-party client and server;
+    /// its code in the runtime header, never reused.
+    Multihomed(u8),
     /// Not on real hosts, and why.
     Unavailable(&'static str),
 }

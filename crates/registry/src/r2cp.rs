@@ -33,31 +33,26 @@ use crate::graph::{adjacent, reachable_avoiding};
 use crate::options::{node_ref, Reader, Result};
 use crate::protocol::{Entry, HostSettings, Placement, Protocol, Wire, WireFormat};
 
-/// R²CP's receiver is one multi-homed host with an interface per path;
-/// on real hosts that is issue 20's namespaces, not yet built.
-const NOT_ON_HOSTS: &str = "R²CP needs a multi-homed receiver with one interface per path; \
-    the runtime does not run it yet";
-
 pub const ENTRIES: &[Entry] = &[
     Entry {
         name: "r2cp",
         about: "R²CP: multi-homed receiver, one RCP pipe per path, rank scheduling",
         options: Some("r2cp"),
-        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        wire: Wire::Multihomed(28),
         make: || Box::new(named(Scheduler::Rank)),
     },
     Entry {
         name: "r2cp-s",
         about: "R²CP-s: R²CP with first-come-first-served binding",
         options: Some("r2cp"),
-        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        wire: Wire::Multihomed(29),
         make: || Box::new(named(Scheduler::Fcfs)),
     },
     Entry {
         name: "r2cp-stripe",
         about: "application-level striping over one RCP pipe per path",
         options: Some("r2cp"),
-        wire: Wire::Unavailable(NOT_ON_HOSTS),
+        wire: Wire::Multihomed(30),
         make: || Box::new(named(Scheduler::Stripe(8))),
     },
 ];
@@ -120,8 +115,11 @@ impl Protocol for R2cpSpec {
         check(flow, self, place)
     }
 
-    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
-        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    /// Every pipe takes the host's RTO floor, segment and buffers, as RCP
+    /// does; the runtime gives each path its own socket
+    /// (`joulenet_runtime::multihomed`).
+    fn on_hosts(&mut self, s: &HostSettings) -> std::result::Result<(), ConfigError> {
+        crate::rcp::on_hosts(&mut self.cfg.rcp, s)
     }
 
     fn agents(&self, client: Addr, _server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {

@@ -37,16 +37,27 @@ fn every_name_is_unique_and_made_as_itself() {
 #[test]
 fn runtime_codes_are_unique_and_round_trip() {
     let mut codes = Vec::new();
+    let mut multihomed = Vec::new();
     for e in entries() {
-        if let Wire::Code(c) = e.wire {
-            assert!(!codes.contains(&c), "code {c} used twice");
-            codes.push(c);
-            assert_eq!(by_code(c).unwrap().name, e.name);
+        match e.wire {
+            Wire::Code(c) => {
+                assert!(!codes.contains(&c), "code {c} used twice");
+                codes.push(c);
+                assert_eq!(by_code(c).unwrap().name, e.name);
+            }
+            Wire::Multihomed(c) => multihomed.push((c, e.name)),
+            Wire::Unavailable(_) => {}
         }
     }
+    // R²CP's codes (issue 20) share the header's byte with the others.
+    assert_eq!(
+        multihomed,
+        [(28, "r2cp"), (29, "r2cp-s"), (30, "r2cp-stripe")]
+    );
+    assert!(multihomed.iter().all(|(c, _)| !codes.contains(c)));
     // The codes the runtime has used since framing v2 (docs/wire.md), and
     // rate-sack's, added with the registry.
-    let expected: [(u8, &str); 18] = [
+    let expected: [(u8, &str); 19] = [
         (1, "tahoe"),
         (2, "reno"),
         (3, "newreno"),
@@ -65,6 +76,7 @@ fn runtime_codes_are_unique_and_round_trip() {
         (25, "jtp10"),
         (26, "jtp20"),
         (27, "atp"),
+        (31, "e2tcp-split"),
     ];
     for (code, name) in expected {
         assert_eq!(by_code(code).map(|e| e.name), Some(name));
@@ -78,7 +90,7 @@ fn what_has_a_code_runs_on_hosts_and_what_has_none_says_why() {
         let mut spec = ProtocolSpec::named(e.name).unwrap();
         let tuned = spec.on_hosts(&hosts());
         match e.wire {
-            Wire::Code(_) => {
+            Wire::Code(_) | Wire::Multihomed(_) => {
                 tuned.unwrap_or_else(|err| panic!("{}: {err}", e.name));
                 let (_client, _server) = spec.agents(Addr::new(0, 1), Addr::new(1, 1));
             }

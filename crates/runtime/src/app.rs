@@ -298,6 +298,24 @@ impl FileSource {
         ))
     }
 
+    /// Opens the file again for another stream of the same header, without
+    /// hashing it again (R²CP's senders: one stream per pipe). If the file
+    /// changed since, the receiver's check on disk fails.
+    pub fn reopen(path: &Path, header: &FileHeader) -> Result<FileSource, String> {
+        let mut file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        file.seek(SeekFrom::Start(header.offset))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let encoded = header.encode();
+        Ok(FileSource {
+            total: encoded.len() as u64 + header.size - header.offset,
+            header: encoded,
+            header_pos: 0,
+            file: BufReader::with_capacity(1 << 20, file),
+            sent: 0,
+            error: None,
+        })
+    }
+
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
     }

@@ -168,6 +168,13 @@ pub fn run_client(
                 Addr::new(to, SERVER_ADDR.port),
             ))
         }
+        (None, None) if opts.protocol.needs_relay() => {
+            return Err(format!(
+                "{} needs a `joulenet relay` between the ends (--node and --to-node): \
+                 its sender speaks TCP and its receiver E2TCP, joined by the relay's split proxy",
+                opts.protocol
+            ))
+        }
         (None, None) => None,
         _ => return Err("--node and --to-node go together (through relays)".into()),
     };

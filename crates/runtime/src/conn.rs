@@ -88,7 +88,7 @@ impl Tuning {
         Ok(self)
     }
 
-    fn settings(&self) -> HostSettings {
+    pub(crate) fn settings(&self) -> HostSettings {
         HostSettings {
             min_rto: self.min_rto,
             send_buffer: self.send_buffer,

@@ -110,6 +110,8 @@ pub struct Protocol {
     gaps: bool,
     /// JTP's format: a rate from relays' stamps (`rate_from_stamps`).
     stamps: bool,
+    /// The ends differ, joined by the relays' agent (`e2tcp-split`).
+    split: bool,
 }
 
 impl Protocol {
@@ -130,9 +132,11 @@ impl Protocol {
                                 datagram: spec.is_datagram(),
                                 gaps: spec.delivers_with_gaps(),
                                 stamps: spec.wire_format() == WireFormat::Jtp,
+                                split: spec.needs_relay(),
                             })
                         }
-                        Wire::Unavailable(_) => None,
+                        // R²CP: its own driver (`crate::multihomed`).
+                        Wire::Unavailable(_) | Wire::Multihomed(_) => None,
                     })
                     .collect()
             })
@@ -140,9 +144,18 @@ impl Protocol {
             .copied()
     }
 
-    /// The protocols that repair losses (files can be sent over them).
+    /// The protocols that repair losses (files can be sent over them)
+    /// between two ends: not those that need a relay between the ends
+    /// ([`Protocol::needs_relay`]).
     pub fn reliable() -> impl Iterator<Item = Protocol> {
-        Protocol::all().filter(|p| p.is_reliable())
+        Protocol::all().filter(|p| p.is_reliable() && !p.needs_relay())
+    }
+
+    /// The ends speak different protocols and only a `joulenet relay`
+    /// running the protocol's relay agent joins them (`e2tcp-split`: wired
+    /// TCP to the relay, E2TCP beyond it).
+    pub fn needs_relay(self) -> bool {
+        self.split
     }
 
     /// The protocol a name written in code stands for.
@@ -233,6 +246,10 @@ impl core::str::FromStr for Protocol {
             Some(Wire::Unavailable(why)) => Err(format!(
                 "{lower} cannot run on real hosts: {why} (the runtime runs {})",
                 names.join(", ")
+            )),
+            Some(Wire::Multihomed(_)) => Err(format!(
+                "{lower} runs on hosts only as a multi-homed receiver: `joulenet recv --proto \
+                 {lower} --bind LOCAL --server HOST:PORT ...` pulling from `joulenet offer FILE`"
             )),
             _ => Err(format!(
                 "unknown protocol {s:?} (expected {})",
@@ -668,8 +685,12 @@ mod tests {
         codes.sort();
         codes.dedup();
         assert_eq!(codes.len(), Protocol::all().count());
+        // R²CP runs on hosts through its own commands, not two-party.
         let r2cp = "r2cp".parse::<Protocol>().unwrap_err();
-        assert!(r2cp.contains("cannot run on real hosts"), "{r2cp}");
+        assert!(r2cp.contains("multi-homed receiver"), "{r2cp}");
+        let split = Protocol::named("e2tcp-split");
+        assert!(split.needs_relay() && split.is_reliable());
+        assert!(Protocol::reliable().all(|p| !p.needs_relay()));
         // Hop, JTP and ATP run on hosts (issues 13, 14).
         for name in ["hop", "jtp", "jtp0", "jtp10", "jtp20", "atp"] {
             assert_eq!(name.parse::<Protocol>().map(|p| p.name()), Ok(name));

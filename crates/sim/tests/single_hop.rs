@@ -117,6 +117,27 @@ fn split_upload_relays_every_byte() {
     assert_eq!(f.corrupt_deliveries, 0);
 }
 
+/// `e2tcp-split` (the proxy on every node between the ends, as `joulenet
+/// relay` runs it on hosts) is the same flow as `e2tcp` split at the base
+/// station: on a chain of two links the one node between is the base
+/// station, and the runs are identical event for event.
+#[test]
+fn e2tcp_split_on_every_relay_is_the_split_at_the_base_station() {
+    let placed = run_text(SPLIT).remove(0);
+    let text = SPLIT
+        .replace("protocol = \"e2tcp\"", "protocol = \"e2tcp-split\"")
+        .replace("split_at = \"bs\"\n", "");
+    let everywhere = run_text(&text).remove(0);
+    let (a, b) = (&placed.flows[0], &everywhere.flows[0]);
+    assert!(b.completed);
+    assert_eq!(b.protocol, "e2tcp-split");
+    assert_eq!(b.bytes_delivered, 200_000);
+    assert_eq!(
+        (a.completion_time_s, a.data_packets, a.retransmitted_packets),
+        (b.completion_time_s, b.data_packets, b.retransmitted_packets)
+    );
+}
+
 #[test]
 fn split_at_an_end_is_rejected() {
     let text = SPLIT.replace("split_at = \"bs\"", "split_at = \"mobile\"");

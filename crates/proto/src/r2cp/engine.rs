@@ -40,6 +40,9 @@ pub struct R2cpReceiver {
     pipes: Vec<Pipe>,
     /// Pipes opened over the connection's life.
     pipes_opened: u64,
+    /// Whether each path was up at the last poll: in handoff, a path
+    /// gets a new pipe when it comes up, not whenever it has none.
+    was_up: Vec<bool>,
     reasm: Reassembly,
     rcv_nxt: u64,
     /// Segment starts held out of order.
@@ -69,6 +72,7 @@ impl R2cpReceiver {
             port: 0,
             pipes: Vec::new(),
             pipes_opened: 0,
+            was_up: Vec::new(),
             reasm: Reassembly::default(),
             rcv_nxt: 0,
             have: BTreeSet::new(),
@@ -118,9 +122,21 @@ impl R2cpReceiver {
         if self.finished {
             return;
         }
+        self.was_up.resize(self.cfg.paths.len(), false);
         for path in 0..self.cfg.paths.len() {
-            match (self.path_up(net, path), self.pipe_of(path)) {
-                (true, None) => self.open_pipe(net, path),
+            let up = self.path_up(net, path);
+            let came_up = up && !self.was_up[path];
+            self.was_up[path] = up;
+            match (up, self.pipe_of(path)) {
+                // Without aggregation the path handed off from keeps no
+                // pipe while it stays up (§4.2: the old pipe is deleted);
+                // it gets one again when it comes back up, or when no
+                // pipe is left at all.
+                (true, None)
+                    if self.cfg.aggregate || came_up || !self.pipes.iter().any(|p| p.alive()) =>
+                {
+                    self.open_pipe(net, path)
+                }
                 (false, Some(k)) => self.kill_pipe(net, k),
                 _ => {}
             }
