@@ -4,7 +4,7 @@
 //! The window is kept as `f64` segments internally because the cubic curve
 //! and the per-ACK increments are fractional; `window()` reports bytes.
 
-use super::hystart::HyStart;
+use super::hystart::{HyStart, HyStartFlavour};
 use super::{slow_start, CongestionControl};
 use crate::time::{Duration, Time};
 
@@ -53,9 +53,10 @@ impl Cubic {
         }
     }
 
-    /// Leave slow start on HyStart's delay test (Linux's default).
-    pub fn with_hystart(mut self) -> Cubic {
-        self.hystart = Some(HyStart::default());
+    /// Leave slow start on HyStart's delay test (on by default in Linux
+    /// and in ns-3, with their own thresholds).
+    pub fn with_hystart(mut self, flavour: HyStartFlavour) -> Cubic {
+        self.hystart = Some(HyStart::new(flavour));
         self
     }
 

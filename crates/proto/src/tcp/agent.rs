@@ -539,10 +539,9 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
     match cfg.variant {
         TcpVariant::Cubic => {
             let cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
-            Box::new(if cfg.rules.hystart {
-                cubic.with_hystart()
-            } else {
-                cubic
+            Box::new(match cfg.rules.hystart {
+                Some(flavour) => cubic.with_hystart(flavour),
+                None => cubic,
             })
         }
         _ => {

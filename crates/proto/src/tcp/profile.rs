@@ -20,7 +20,9 @@
 //!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
 //!   RFC 6675 pipe (`GetSsThresh(tcb, BytesInFlight())`), no second cut on
 //!   a repeated RTO (`ReTxTimeout`), PRR (`TcpPrrRecovery`, the default
-//!   `RecoveryType`), Limited Transmit (attribute default true), a new ACK
+//!   `RecoveryType`), Limited Transmit (attribute default true), HyStart
+//!   for CUBIC with ns-3's delay threshold (`TcpCubic`'s `HyStart`
+//!   attribute, default true), a new ACK
 //!   recomputes the RTO from the estimator and so clears the back-off
 //!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`).
 //! - `xkernel-1998`: the WWP paper's baseline, the x-kernel's TCP Reno, a
@@ -41,6 +43,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use super::config::{RttSampling, TcpConfig};
+use crate::cc::HyStartFlavour;
 use crate::time::Duration;
 
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -82,7 +85,7 @@ impl TcpProfile {
                 repeated_rto_keeps_ssthresh: true,
                 prr: true,
                 limited_transmit: true,
-                hystart: true,
+                hystart: Some(HyStartFlavour::Linux),
                 rto_formula: RtoFormula::LinuxRttvarFloor,
                 ..rfc
             },
@@ -92,6 +95,7 @@ impl TcpProfile {
                 repeated_rto_keeps_ssthresh: true,
                 prr: true,
                 limited_transmit: true,
+                hystart: Some(HyStartFlavour::Ns3),
                 new_ack_clears_backoff: true,
                 ..rfc
             },
@@ -195,9 +199,10 @@ pub struct TcpRules {
     /// each let one new segment out. (With SACK the pipe already falls by
     /// each SACKed segment.)
     pub limited_transmit: bool,
-    /// CUBIC leaves slow start when the RTT rises (HyStart's delay test,
-    /// Linux's `hystart_delay`).
-    pub hystart: bool,
+    /// CUBIC leaves slow start when the RTT rises (HyStart's delay test
+    /// with Linux's or ns-3's threshold, `cc/hystart.rs`); `None`: at the
+    /// first loss.
+    pub hystart: Option<HyStartFlavour>,
     pub rto_formula: RtoFormula,
     /// Every new cumulative ACK recomputes the RTO from SRTT and RTTVAR,
     /// ending any back-off (ns-3's `NewAck`); otherwise the back-off stays
@@ -220,7 +225,7 @@ impl Default for TcpRules {
             repeated_rto_keeps_ssthresh: false,
             prr: false,
             limited_transmit: false,
-            hystart: false,
+            hystart: None,
             rto_formula: RtoFormula::Rfc6298,
             new_ack_clears_backoff: false,
             clock_tick: Duration::from_millis(1),
