@@ -3,7 +3,8 @@
 // at a fixed rate (Bernoulli, RateErrorModel per packet) or in On/Off error
 // phases of fixed length (the simulator's `on_off` loss model: Off first).
 // Prints one CSV row: tcp,sack,loss,on_s,off_s,seed,bytes,completion_s,
-// wall_s,loss_entries,retransmissions (loss_entries: RTO episodes).
+// wall_s,loss_entries,retransmissions,timeouts,fast_recoveries (loss_entries:
+// RTO episodes).
 // Built and run by validation/ns3/run.sh; the matching joulenet scenarios
 // are validation/ns3/p2p-*.toml.
 #include "ns3/applications-module.h"
@@ -25,6 +26,8 @@ uint64_t g_received = 0;
 double g_done = -1;
 uint32_t g_lossEntries = 0;
 uint32_t g_retx = 0;
+uint32_t g_rtos = 0;
+uint32_t g_recoveries = 0;
 
 void
 OnRx(Ptr<const Packet> p, const Address&)
@@ -47,6 +50,10 @@ OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
     {
         ++g_lossEntries;
     }
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        ++g_recoveries;
+    }
 }
 
 void
@@ -56,10 +63,22 @@ OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Addr
     ++g_retx;
 }
 
+// Every retransmission timeout doubles the RTO (ReTxTimeout: min(2·RTO,
+// 60 s)); nothing else does, so a doubling counts one timeout.
+void
+OnRto(Time before, Time after)
+{
+    if (after > before && after == Min(before + before, Seconds(60)))
+    {
+        ++g_rtos;
+    }
+}
+
 void
 HookSocket(Ptr<Application> app)
 {
     Ptr<Socket> s = DynamicCast<BulkSendApplication>(app)->GetSocket();
+    s->TraceConnectWithoutContext("RTO", MakeCallback(&OnRto));
     s->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
     s->TraceConnectWithoutContext("Retransmission", MakeCallback(&OnRetransmission));
 }
@@ -176,7 +195,7 @@ main(int argc, char* argv[])
     Simulator::Destroy();
     double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-    std::printf("%s,%d,%g,%g,%g,%u,%llu,%s,%.4f,%u,%u\n",
+    std::printf("%s,%d,%g,%g,%g,%u,%llu,%s,%.4f,%u,%u,%u,%u\n",
                 tcp.c_str(),
                 sack ? 1 : 0,
                 loss,
@@ -187,6 +206,8 @@ main(int argc, char* argv[])
                 g_done < 0 ? "" : std::to_string(g_done).c_str(),
                 wall,
                 g_lossEntries,
-                g_retx);
+                g_retx,
+                g_rtos,
+                g_recoveries);
     return 0;
 }

@@ -36,7 +36,7 @@ def gap(ours, ref):
 def p2p(res, name):
     ns = rows(res / f"ns3-{name}.csv")
     jn = rows(res / f"joulenet-{name}.csv")
-    print(f"\n{name}: mean completion time, s (ns-3 loss-state entries, retransmissions per run)")
+    print(f"\n{name}: mean completion time, s (timeouts, retransmissions per run)")
     print("| TCP | loss | ns-3 | ours, `ns3` | gap | ours, `rfc` |")
     print("|---|---|---|---|---|---|")
     losses = sorted({r["loss"] for r in ns}, key=float)
@@ -44,7 +44,7 @@ def p2p(res, name):
         for p in losses:
             ref_rs = [r for r in ns if r["tcp"] == tcp and r["loss"] == p]
             ref = mean_time(ref_rs)
-            lossent = statistics.mean(int(r["loss_entries"]) for r in ref_rs)
+            rtos = statistics.mean(int(r["timeouts"]) for r in ref_rs)
             retx = statistics.mean(int(r["retransmissions"]) for r in ref_rs)
 
             def ours(profile):
@@ -56,12 +56,13 @@ def p2p(res, name):
                 ])
 
             o, rfc = ours("ns3"), ours("rfc")
-            o_retx = statistics.mean(
-                int(r["retransmitted_packets"]) for r in jn
-                if r["protocol"] == proto and r["param:flow.tcp.profile"] == "ns3"
-                and float(r.get("param:link.loss.rate", p) or p) == float(p))
+            o_rs = [r for r in jn
+                    if r["protocol"] == proto and r["param:flow.tcp.profile"] == "ns3"
+                    and float(r.get("param:link.loss.rate", p) or p) == float(p)]
+            o_retx = statistics.mean(int(r["retransmitted_packets"]) for r in o_rs)
+            o_rtos = statistics.mean(int(r["timeouts"]) for r in o_rs)
             label = f"{float(p) * 100:g} %" if name.endswith("lossy") else "20 % in 1 s On phases"
-            print(f"| {tcp} | {label} | {fmt(ref)} ({lossent:.1f}, {retx:.0f}) | {fmt(o)} ({o_retx:.0f}) | {gap(o, ref)} | {fmt(rfc)} |")
+            print(f"| {tcp} | {label} | {fmt(ref)} ({rtos:.1f}, {retx:.0f}) | {fmt(o)} ({o_rtos:.1f}, {o_retx:.0f}) | {gap(o, ref)} | {fmt(rfc)} |")
 
 
 def chain(res):

@@ -56,6 +56,12 @@ impl HyStart {
         }
     }
 
+    /// Forget the minimum RTT and the round (a timeout: Linux's
+    /// `bictcp_hystart_reset`, ns-3's `HystartReset` and `CubicReset`).
+    pub(crate) fn reset(&mut self) {
+        *self = HyStart::new(self.flavour);
+    }
+
     /// One ACK in slow start; true when slow start should end now.
     pub(crate) fn on_ack(
         &mut self,

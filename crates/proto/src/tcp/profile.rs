@@ -22,7 +22,9 @@
 //!   a repeated RTO (`ReTxTimeout`), PRR (`TcpPrrRecovery`, the default
 //!   `RecoveryType`), Limited Transmit (attribute default true), HyStart
 //!   for CUBIC with ns-3's delay threshold (`TcpCubic`'s `HyStart`
-//!   attribute, default true), a new ACK
+//!   attribute, default true), only a recovery's first partial ACK
+//!   restarts the retransmission timer (`NewAck(ack, m_isFirstPartialAck)`,
+//!   RFC 6582's Impatient variant), a new ACK
 //!   recomputes the RTO from the estimator and so clears the back-off
 //!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`).
 //! - `xkernel-1998`: the WWP paper's baseline, the x-kernel's TCP Reno, a
@@ -97,6 +99,7 @@ impl TcpProfile {
                 limited_transmit: true,
                 hystart: Some(HyStartFlavour::Ns3),
                 new_ack_clears_backoff: true,
+                impatient_partial_acks: true,
                 ..rfc
             },
             TcpProfile::Xkernel1998 => TcpRules {
@@ -208,6 +211,11 @@ pub struct TcpRules {
     /// ending any back-off (ns-3's `NewAck`); otherwise the back-off stays
     /// until a fresh RTT sample (RFC 6298 §5.7's note, Karn).
     pub new_ack_clears_backoff: bool,
+    /// Only the first partial ACK of a recovery restarts the retransmission
+    /// timer (RFC 6582 §4.3's Impatient variant; ns-3 restarts it with
+    /// `NewAck(ack, m_isFirstPartialAck)`); otherwise every new ACK does
+    /// (RFC 6298 §5.3, Linux).
+    pub impatient_partial_acks: bool,
     /// Clock granularity G: RTT samples are counted in whole ticks
     /// (rounded up) and the RTO in whole ticks above SRTT; 1 ms except
     /// for the coarse timers of BSD (500 ms) and old ns-2 (100 ms).
@@ -228,6 +236,7 @@ impl Default for TcpRules {
             hystart: None,
             rto_formula: RtoFormula::Rfc6298,
             new_ack_clears_backoff: false,
+            impatient_partial_acks: false,
             clock_tick: Duration::from_millis(1),
             max_backoff_shift: 16,
         }
