@@ -15,7 +15,7 @@ for prog in "${@:-p2p-tcp wifi-chain}"; do
     for p in $prog; do
         src="$here/$p.cc"
         bin="$here/bin/$p"
-        if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
+        if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$here/transfer.h" -nt "$bin" ]; then
             echo "building $p" >&2
             g++ -std=c++20 -O2 -w -I"$ns3/include" "$src" -o "$bin" \
                 -L"$ns3/lib64" -Wl,-rpath,"$ns3/lib64" "${link[@]}"

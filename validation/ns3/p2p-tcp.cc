@@ -13,32 +13,17 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include "transfer.h"
 
-#include <chrono>
 #include <cstdio>
 
 using namespace ns3;
 
 namespace
 {
-uint64_t g_target = 0;
-uint64_t g_received = 0;
-double g_done = -1;
 uint32_t g_lossEntries = 0;
-uint32_t g_retx = 0;
 uint32_t g_rtos = 0;
 uint32_t g_recoveries = 0;
-
-void
-OnRx(Ptr<const Packet> p, const Address&)
-{
-    g_received += p->GetSize();
-    if (g_done < 0 && g_received >= g_target)
-    {
-        g_done = Simulator::Now().GetSeconds();
-        Simulator::Stop();
-    }
-}
 
 // ns-3 has no RTO counter: count entries into CA_LOSS from the congestion
 // state trace (a TracedValue fires on change only, so a back-off in a row,
@@ -56,13 +41,6 @@ OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
     }
 }
 
-void
-OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
-                 Ptr<const TcpSocketBase>)
-{
-    ++g_retx;
-}
-
 // Every retransmission timeout doubles the RTO (ReTxTimeout: min(2·RTO,
 // 60 s)); nothing else does, so a doubling counts one timeout.
 void
@@ -75,12 +53,10 @@ OnRto(Time before, Time after)
 }
 
 void
-HookSocket(Ptr<Application> app)
+HookSocket(Ptr<Socket> s)
 {
-    Ptr<Socket> s = DynamicCast<BulkSendApplication>(app)->GetSocket();
     s->TraceConnectWithoutContext("RTO", MakeCallback(&OnRto));
     s->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
-    s->TraceConnectWithoutContext("Retransmission", MakeCallback(&OnRetransmission));
 }
 
 // On/Off phases: Off (no loss) first, then `on` seconds at `rate`, repeating.
@@ -98,7 +74,6 @@ SetPhase(std::vector<Ptr<RateErrorModel>> models, bool on, double rate, double o
 int
 main(int argc, char* argv[])
 {
-    auto wallStart = std::chrono::steady_clock::now();
     std::string tcp = "NewReno";
     bool sack = false;
     double loss = 0.0;
@@ -129,17 +104,10 @@ main(int argc, char* argv[])
     cmd.AddValue("sndBuf", "send buffer, bytes (joulenet's default 256 KiB)", sndBuf);
     cmd.AddValue("rcvBuf", "receive buffer, bytes (joulenet's default 1 MiB)", rcvBuf);
     cmd.Parse(argc, argv);
-    g_target = bytes;
 
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::Tcp" + tcp));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sndBuf));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(rcvBuf));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    transfer::ConfigureTcp("Tcp" + tcp, mss, sack, sndBuf, rcvBuf);
 
     NodeContainer nodes;
     nodes.Create(2);
@@ -178,23 +146,8 @@ main(int argc, char* argv[])
     // as on joulenet's wired link.
     TrafficControlHelper().Uninstall(devs);
 
-    uint16_t port = 5000;
-    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
-                                InetSocketAddress(Ipv4Address::GetAny(), port));
-    ApplicationContainer sink = sinkHelper.Install(nodes.Get(1));
-    sink.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(&OnRx));
-    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(ifs.GetAddress(1), port));
-    bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
-    ApplicationContainer src = bulk.Install(nodes.Get(0));
-    sink.Start(Seconds(0));
-    src.Start(Seconds(0));
-    // The socket exists once the application has started.
-    Simulator::Schedule(NanoSeconds(1), &HookSocket, src.Get(0));
-    Simulator::Stop(Seconds(3000));
-    Simulator::Run();
-    Simulator::Destroy();
-    double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    transfer::Start(nodes.Get(0), nodes.Get(1), ifs.GetAddress(1), bytes, &HookSocket);
+    std::string done = transfer::Run();
     std::printf("%s,%d,%g,%g,%g,%u,%llu,%s,%.4f,%u,%u,%u,%u\n",
                 tcp.c_str(),
                 sack ? 1 : 0,
@@ -202,11 +155,11 @@ main(int argc, char* argv[])
                 onS,
                 offS,
                 seed,
-                static_cast<unsigned long long>(g_received),
-                g_done < 0 ? "" : std::to_string(g_done).c_str(),
-                wall,
+                static_cast<unsigned long long>(transfer::g_received),
+                done.c_str(),
+                transfer::WallSeconds(),
                 g_lossEntries,
-                g_retx,
+                transfer::g_retx,
                 g_rtos,
                 g_recoveries);
     return 0;

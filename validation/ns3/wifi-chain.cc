@@ -17,49 +17,15 @@
 #include "ns3/propagation-module.h"
 #include "ns3/traffic-control-module.h"
 #include "ns3/wifi-module.h"
+#include "transfer.h"
 
-#include <chrono>
 #include <cstdio>
 
 using namespace ns3;
 
-namespace
-{
-uint64_t g_target = 0;
-uint64_t g_received = 0;
-double g_done = -1;
-uint32_t g_retx = 0;
-
-void
-OnRx(Ptr<const Packet> p, const Address&)
-{
-    g_received += p->GetSize();
-    if (g_done < 0 && g_received >= g_target)
-    {
-        g_done = Simulator::Now().GetSeconds();
-        Simulator::Stop();
-    }
-}
-
-void
-OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
-                 Ptr<const TcpSocketBase>)
-{
-    ++g_retx;
-}
-
-void
-HookSocket(Ptr<Application> app)
-{
-    Ptr<Socket> s = DynamicCast<BulkSendApplication>(app)->GetSocket();
-    s->TraceConnectWithoutContext("Retransmission", MakeCallback(&OnRetransmission));
-}
-} // namespace
-
 int
 main(int argc, char* argv[])
 {
-    auto wallStart = std::chrono::steady_clock::now();
     uint32_t hops = 4;
     uint32_t seed = 1;
     uint64_t bytes = 1000000;
@@ -76,17 +42,10 @@ main(int argc, char* argv[])
     cmd.AddValue("mss", "segment size", mss);
     cmd.AddValue("queue", "interface queue, packets", queue);
     cmd.Parse(argc, argv);
-    g_target = bytes;
 
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(256 * 1024));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1024 * 1024));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    transfer::ConfigureTcp("TcpNewReno", mss, false, 256 * 1024, 1024 * 1024);
     // joulenet's interface queue: `queue` frames, no deadline (ns-3 drops
     // frames older than 500 ms by default).
     Config::SetDefault("ns3::WifiMacQueue::MaxSize",
@@ -148,28 +107,14 @@ main(int argc, char* argv[])
         }
     }
 
-    uint16_t port = 5000;
-    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
-                                InetSocketAddress(Ipv4Address::GetAny(), port));
-    ApplicationContainer sink = sinkHelper.Install(nodes.Get(hops));
-    sink.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(&OnRx));
-    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(ifs.GetAddress(hops), port));
-    bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
-    ApplicationContainer src = bulk.Install(nodes.Get(0));
-    sink.Start(Seconds(0));
-    src.Start(Seconds(0));
-    Simulator::Schedule(NanoSeconds(1), &HookSocket, src.Get(0));
-    Simulator::Stop(Seconds(3000));
-    Simulator::Run();
-    Simulator::Destroy();
-    double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    transfer::Start(nodes.Get(0), nodes.Get(hops), ifs.GetAddress(hops), bytes, nullptr);
+    std::string done = transfer::Run();
     std::printf("%u,%u,%llu,%s,%.4f,%u\n",
                 hops,
                 seed,
-                static_cast<unsigned long long>(g_received),
-                g_done < 0 ? "" : std::to_string(g_done).c_str(),
-                wall,
-                g_retx);
+                static_cast<unsigned long long>(transfer::g_received),
+                done.c_str(),
+                transfer::WallSeconds(),
+                transfer::g_retx);
     return 0;
 }
