@@ -36,7 +36,7 @@ def gap(ours, ref):
 def p2p(res, name):
     ns = rows(res / f"ns3-{name}.csv")
     jn = rows(res / f"joulenet-{name}.csv")
-    print(f"\n{name}: mean completion time, s (timeouts, retransmissions per run)")
+    print(f"\n{name}: mean completion time, s (timeouts, fast recoveries, retransmissions per run)")
     print("| TCP | loss | ns-3 | ours, `ns3` | gap | ours, `rfc` |")
     print("|---|---|---|---|---|---|")
     losses = sorted({r["loss"] for r in ns}, key=float)
@@ -45,6 +45,7 @@ def p2p(res, name):
             ref_rs = [r for r in ns if r["tcp"] == tcp and r["loss"] == p]
             ref = mean_time(ref_rs)
             rtos = statistics.mean(int(r["timeouts"]) for r in ref_rs)
+            frs = statistics.mean(int(r["fast_recoveries"]) for r in ref_rs)
             retx = statistics.mean(int(r["retransmissions"]) for r in ref_rs)
 
             def ours(profile):
@@ -61,8 +62,9 @@ def p2p(res, name):
                     and float(r.get("param:link.loss.rate", p) or p) == float(p)]
             o_retx = statistics.mean(int(r["retransmitted_packets"]) for r in o_rs)
             o_rtos = statistics.mean(int(r["timeouts"]) for r in o_rs)
+            o_frs = statistics.mean(int(r["fast_recoveries"]) for r in o_rs)
             label = f"{float(p) * 100:g} %" if name.endswith("lossy") else "20 % in 1 s On phases"
-            print(f"| {tcp} | {label} | {fmt(ref)} ({rtos:.1f}, {retx:.0f}) | {fmt(o)} ({o_rtos:.1f}, {o_retx:.0f}) | {gap(o, ref)} | {fmt(rfc)} |")
+            print(f"| {tcp} | {label} | {fmt(ref)} ({rtos:.1f}, {frs:.1f}, {retx:.0f}) | {fmt(o)} ({o_rtos:.1f}, {o_frs:.1f}, {o_retx:.0f}) | {gap(o, ref)} | {fmt(rfc)} |")
 
 
 def chain(res):
