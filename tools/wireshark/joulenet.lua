@@ -52,7 +52,8 @@ local protocol_names = {
     [1] = "tahoe", [2] = "reno", [3] = "newreno", [4] = "sack", [5] = "cubic",
     [6] = "rate-sack", [16] = "udp", [17] = "wwp", [18] = "e2tcp", [19] = "rcp",
     [20] = "rcp-stp", [21] = "hbh-tcp", [22] = "hop", [23] = "jtp", [24] = "jtp0",
-    [25] = "jtp10", [26] = "jtp20", [27] = "atp",
+    [25] = "jtp10", [26] = "jtp20", [27] = "atp", [28] = "r2cp", [29] = "r2cp-s",
+    [30] = "r2cp-stripe", [31] = "e2tcp-split",
 }
 
 -- The agent packet's format by runtime protocol code.
@@ -60,7 +61,10 @@ local protocol_format = {
     [1] = "tcp", [2] = "tcp", [3] = "tcp", [4] = "tcp", [5] = "tcp", [6] = "tcp",
     [21] = "tcp", [16] = "udp", [17] = "wwp", [18] = "e2tcp", [19] = "rcp",
     [20] = "rcp", [22] = "hop", [23] = "jtp", [24] = "jtp", [25] = "jtp", [26] = "jtp",
-    [27] = "jtp",
+    [27] = "jtp", [28] = "rcp", [29] = "rcp", [30] = "rcp",
+    -- TCP segments between the sender and the first relay (its split proxy),
+    -- E2TCP beyond it: told apart by the route header's ports (below).
+    [31] = "tcp-or-e2tcp",
 }
 
 local verdict_names = {
@@ -824,7 +828,13 @@ local function dissect_header(tvb, t)
     if tvb:range(8, 8):uint64() == UInt64(0) then malformed(c, "connection id 0") end
 end
 
+-- The ports of the last route header seen, for `tcp-or-e2tcp`: a TCP
+-- segment's own ports are the route's (the agent's address), where E2TCP's
+-- header starts with other fields.
+local route_ports = nil
+
 local function dissect_route(tvb, t, off)
+    route_ports = { tvb:range(off + 4, 2):uint(), tvb:range(off + 10, 2):uint() }
     local rt = t:add(tvb:range(off, 16), "Route header")
     rt:add(f.route_src_node, tvb:range(off, 4))
     rt:add(f.route_src_port, tvb:range(off + 4, 2))
@@ -842,6 +852,13 @@ end
 local function dissect_payload(tvb, rl, pinfo, tree, t, kind, code, off)
     local remaining = rl - off
     local format = protocol_format[code]
+    if format == "tcp-or-e2tcp" then
+        local at = kind == 1 and off + 16 or off
+        local tcp = route_ports ~= nil and tvb:len() >= at + 4
+            and tvb:range(at, 2):uint() == route_ports[1]
+            and tvb:range(at + 2, 2):uint() == route_ports[2]
+        format = tcp and "tcp" or "e2tcp"
+    end
     if kind == 1 then -- Hello: token, agent packet
         if not need(tvb, rl, t, off, 16, "Hello token") then return "" end
         t:add(f.token, tvb:range(off, 16))
@@ -932,6 +949,7 @@ function p_jn.dissector(tvb, pinfo, tree)
     end
     t:append_text(string.format(", v%d %s, %s, connection %s%s", version, kname,
         name_of(protocol_names, code), conn:tohex(), sealed and ", sealed" or ""))
+    route_ports = nil
     if routed then
         if not need(tvb, rl, t, off, 16, "route header") then return tvb:len() end
         dissect_route(tvb, t, off)

@@ -764,3 +764,28 @@ fn a_pull_past_the_limit_does_not_grow_the_send_buffer() {
     assert!(p.run_until_closed(LIMIT));
     p.assert_delivered();
 }
+
+#[test]
+fn the_sender_outlasts_a_receiver_whose_requests_are_all_lost_for_a_while() {
+    // Every packet from the receiver lost from 0.5 s to 20.5 s: ten maximum
+    // RTOs of silence at the sender, fewer timeouts than the receiver's
+    // limit. The sender must still be there when the requests get through.
+    let cfg = RcpConfig {
+        max_rto: Duration::from_secs(2),
+        ..RcpConfig::default()
+    };
+    let mut p = pair(cfg, 400_000);
+    p.link.rate_bps = 1_000_000;
+    p.raw_script = Box::new(move |dir, now, _| {
+        let blackout = Time::from_millis(500)..Time::from_millis(20_500);
+        if dir == RECEIVER && blackout.contains(&now) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_delivered();
+    assert!(p.agents[RECEIVER].stats().timeouts >= 5);
+}

@@ -184,3 +184,27 @@ fn every_profile_completes_a_lossy_transfer() {
         }
     }
 }
+
+/// Timeouts of a NewReno transfer that loses 20 segments of one window, with
+/// a 100 ms minimum RTO: its recovery repairs one hole per round trip
+/// (about 20 ms here), some 400 ms in all.
+fn timeouts_in_a_long_recovery(impatient: bool) -> u64 {
+    const HOLES: [u64; 20] = [
+        40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72, 74, 76, 78,
+    ];
+    let mut cfg = TcpConfig::new(TcpVariant::NewReno);
+    cfg.min_rto = joulenet_proto::Duration::from_millis(100);
+    cfg.rules.impatient_partial_acks = impatient;
+    let mut p = dropping(cfg, 400_000, &HOLES);
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    p.agents[CLIENT].stats().timeouts
+}
+
+#[test]
+fn the_impatient_rule_lets_a_long_recovery_time_out() {
+    // RFC 6298 §5.3: every partial ACK restarts the timer, so the recovery
+    // runs to its end; ns-3 restarts it on the first partial ACK only.
+    assert_eq!(timeouts_in_a_long_recovery(false), 0);
+    assert!(timeouts_in_a_long_recovery(true) >= 1);
+}

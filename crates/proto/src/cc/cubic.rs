@@ -4,7 +4,7 @@
 //! The window is kept as `f64` segments internally because the cubic curve
 //! and the per-ACK increments are fractional; `window()` reports bytes.
 
-use super::hystart::HyStart;
+use super::hystart::{HyStart, HyStartFlavour};
 use super::{slow_start, CongestionControl};
 use crate::time::{Duration, Time};
 
@@ -53,9 +53,10 @@ impl Cubic {
         }
     }
 
-    /// Leave slow start on HyStart's delay test (Linux's default).
-    pub fn with_hystart(mut self) -> Cubic {
-        self.hystart = Some(HyStart::default());
+    /// Leave slow start on HyStart's delay test (on by default in Linux
+    /// and in ns-3, with their own thresholds).
+    pub fn with_hystart(mut self, flavour: HyStartFlavour) -> Cubic {
+        self.hystart = Some(HyStart::new(flavour));
         self
     }
 
@@ -157,9 +158,17 @@ impl CongestionControl for Cubic {
         self.reduce()
     }
 
+    /// §4.8: after a timeout the first congestion avoidance starts a
+    /// fresh curve from the window it reaches (K = 0, W_max = that
+    /// window), as Linux's and ns-3's reset of the state on entering Loss
+    /// do; HyStart starts afresh too.
     fn on_timeout(&mut self, _now: Time, _bytes_in_flight: u64) {
         self.reduce();
+        self.w_max = 0.0;
         self.cwnd = 1.0;
+        if let Some(h) = &mut self.hystart {
+            h.reset();
+        }
     }
 }
 
@@ -266,6 +275,19 @@ mod tests {
         assert_eq!(cc.window(), MSS);
         assert!(cc.epoch.is_none());
         assert!(cc.in_slow_start());
+    }
+
+    #[test]
+    fn after_a_timeout_the_curve_starts_at_the_window_not_the_old_w_max() {
+        let mut cc = after_loss_at(100);
+        cc.on_timeout(Time::from_secs(1), 0);
+        // Slow start up to ssthresh, then the first ACK of congestion
+        // avoidance begins an epoch with K = 0 from where the window is.
+        cc.set_window(cc.ssthresh());
+        cc.on_ack(Time::from_secs(2), MSS, Some(Duration::from_millis(100)), 0);
+        let epoch = cc.epoch.unwrap();
+        assert_eq!(epoch.k, 0.0);
+        assert!((epoch.origin - 49.0).abs() < 1.0, "origin {}", epoch.origin);
     }
 
     #[test]

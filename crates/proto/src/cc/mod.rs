@@ -15,6 +15,7 @@ pub mod pftk;
 mod stp;
 
 pub use cubic::Cubic;
+pub use hystart::HyStartFlavour;
 pub use newreno::NewReno;
 pub use pftk::pftk_rate;
 pub use stp::StpLike;

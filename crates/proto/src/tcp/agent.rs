@@ -128,6 +128,8 @@ pub struct TcpAgent {
     pub(crate) prr: Option<Prr>,
     /// Recovery point while in fast recovery.
     pub(crate) recovery: Option<u64>,
+    /// Partial ACKs seen in this recovery (the impatient timer rule).
+    pub(crate) partial_acks: u32,
     /// RFC 6582 `recover`: no new fast retransmit until snd_una reaches it.
     pub(crate) recover: Option<u64>,
     pub(crate) consecutive_rtos: u32,
@@ -222,6 +224,7 @@ impl TcpAgent {
             lt_dupacks: 0,
             prr: None,
             recovery: None,
+            partial_acks: 0,
             recover: None,
             consecutive_rtos: 0,
             rto_deadline: None,
@@ -539,10 +542,9 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
     match cfg.variant {
         TcpVariant::Cubic => {
             let cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
-            Box::new(if cfg.rules.hystart {
-                cubic.with_hystart()
-            } else {
-                cubic
+            Box::new(match cfg.rules.hystart {
+                Some(flavour) => cubic.with_hystart(flavour),
+                None => cubic,
             })
         }
         _ => {

@@ -20,7 +20,11 @@
 //!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
 //!   RFC 6675 pipe (`GetSsThresh(tcb, BytesInFlight())`), no second cut on
 //!   a repeated RTO (`ReTxTimeout`), PRR (`TcpPrrRecovery`, the default
-//!   `RecoveryType`), Limited Transmit (attribute default true), a new ACK
+//!   `RecoveryType`), Limited Transmit (attribute default true), HyStart
+//!   for CUBIC with ns-3's delay threshold (`TcpCubic`'s `HyStart`
+//!   attribute, default true), only a recovery's first partial ACK
+//!   restarts the retransmission timer (`NewAck(ack, m_isFirstPartialAck)`,
+//!   RFC 6582's Impatient variant), a new ACK
 //!   recomputes the RTO from the estimator and so clears the back-off
 //!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`).
 //! - `xkernel-1998`: the WWP paper's baseline, the x-kernel's TCP Reno, a
@@ -41,6 +45,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use super::config::{RttSampling, TcpConfig};
+use crate::cc::HyStartFlavour;
 use crate::time::Duration;
 
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -82,7 +87,7 @@ impl TcpProfile {
                 repeated_rto_keeps_ssthresh: true,
                 prr: true,
                 limited_transmit: true,
-                hystart: true,
+                hystart: Some(HyStartFlavour::Linux),
                 rto_formula: RtoFormula::LinuxRttvarFloor,
                 ..rfc
             },
@@ -92,7 +97,9 @@ impl TcpProfile {
                 repeated_rto_keeps_ssthresh: true,
                 prr: true,
                 limited_transmit: true,
+                hystart: Some(HyStartFlavour::Ns3),
                 new_ack_clears_backoff: true,
+                impatient_partial_acks: true,
                 ..rfc
             },
             TcpProfile::Xkernel1998 => TcpRules {
@@ -195,14 +202,20 @@ pub struct TcpRules {
     /// each let one new segment out. (With SACK the pipe already falls by
     /// each SACKed segment.)
     pub limited_transmit: bool,
-    /// CUBIC leaves slow start when the RTT rises (HyStart's delay test,
-    /// Linux's `hystart_delay`).
-    pub hystart: bool,
+    /// CUBIC leaves slow start when the RTT rises (HyStart's delay test
+    /// with Linux's or ns-3's threshold, `cc/hystart.rs`); `None`: at the
+    /// first loss.
+    pub hystart: Option<HyStartFlavour>,
     pub rto_formula: RtoFormula,
     /// Every new cumulative ACK recomputes the RTO from SRTT and RTTVAR,
     /// ending any back-off (ns-3's `NewAck`); otherwise the back-off stays
     /// until a fresh RTT sample (RFC 6298 §5.7's note, Karn).
     pub new_ack_clears_backoff: bool,
+    /// Only the first partial ACK of a recovery restarts the retransmission
+    /// timer (RFC 6582 §4.3's Impatient variant; ns-3 restarts it with
+    /// `NewAck(ack, m_isFirstPartialAck)`); otherwise every new ACK does
+    /// (RFC 6298 §5.3, Linux).
+    pub impatient_partial_acks: bool,
     /// Clock granularity G: RTT samples are counted in whole ticks
     /// (rounded up) and the RTO in whole ticks above SRTT; 1 ms except
     /// for the coarse timers of BSD (500 ms) and old ns-2 (100 ms).
@@ -220,9 +233,10 @@ impl Default for TcpRules {
             repeated_rto_keeps_ssthresh: false,
             prr: false,
             limited_transmit: false,
-            hystart: false,
+            hystart: None,
             rto_formula: RtoFormula::Rfc6298,
             new_ack_clears_backoff: false,
+            impatient_partial_acks: false,
             clock_tick: Duration::from_millis(1),
             max_backoff_shift: 16,
         }

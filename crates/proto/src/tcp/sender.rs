@@ -320,6 +320,7 @@ impl TcpAgent {
         if self.cfg.rules.new_ack_clears_backoff {
             self.rtt.clear_backoff();
         }
+        let partial = self.recovery.is_some_and(|point| ack < point);
         match self.recovery {
             Some(point) if ack >= point => self.exit_recovery(),
             Some(_) => self.partial_ack(net, acked, seg.options.eln),
@@ -332,7 +333,7 @@ impl TcpAgent {
         self.dupacks = 0;
         self.lt_dupacks = 0;
         if self.snd_max > self.snd_una {
-            self.restart_rto(net);
+            self.restart_rto_on_new_ack(net, partial);
         } else {
             self.disarm_rto();
         }
@@ -392,6 +393,22 @@ impl TcpAgent {
         }
     }
 
+    /// RFC 6298 §5.3: a new ACK restarts the timer. Under the impatient
+    /// rule only the first partial ACK of a recovery does (RFC 6582 §4.3's
+    /// Impatient variant, ns-3's `NewAck(ack, m_isFirstPartialAck)`): a
+    /// recovery that repairs one hole per round trip ends in a timeout
+    /// once the holes outlast the RTO.
+    fn restart_rto_on_new_ack(&mut self, net: &mut dyn Net, partial: bool) {
+        if partial && self.cfg.rules.impatient_partial_acks {
+            self.partial_acks += 1;
+            if self.partial_acks > 1 {
+                self.arm_rto(net);
+                return;
+            }
+        }
+        self.restart_rto(net);
+    }
+
     /// RFC 6582 §4 (and RFC 6675 §5's equivalent): no new fast retransmit
     /// for dupacks of data sent before the previous recovery or timeout.
     pub(crate) fn may_fast_retransmit(&self) -> bool {
@@ -403,6 +420,7 @@ impl TcpAgent {
 
     fn enter_recovery(&mut self, net: &mut dyn Net) {
         self.stats.fast_recoveries += 1;
+        self.partial_acks = 0;
         self.loss_indications += 1;
         let base = self.loss_base();
         let ssthresh = self.cc.on_congestion_event(net.now(), base);
