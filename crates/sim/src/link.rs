@@ -92,8 +92,10 @@ pub struct Transmitter {
     pub reverse: LinkIndex,
     pub loss: Box<dyn LossProcess>,
     pub queue: VecDeque<Frame>,
-    /// A transmission (with its ACK exchange) is in progress.
-    pub busy: bool,
+    /// When the transmission in progress (with its ACK exchange) ends:
+    /// the transmitter is busy while `now < free_at`. A `TransmitDone`
+    /// event is queued for that time only while frames wait behind it.
+    pub free_at: Time,
     /// Frames propagating toward the receiver, in arrival order.
     pub in_flight: VecDeque<(Time, Frame)>,
     pub counters: LinkCounters,
