@@ -76,6 +76,8 @@ pub struct LinkCounters {
     pub frames_missed: u64,
     pub link_acks: u64,
     pub link_acks_lost: u64,
+    /// Most frames ever waiting behind a transmission. A frame that finds
+    /// the transmitter free at the instant it is handed over never waits.
     pub peak_queue: usize,
     /// Time the transmitter was busy (sending or waiting for a link ACK).
     pub busy_time: Duration,
