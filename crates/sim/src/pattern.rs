@@ -35,7 +35,7 @@ fn data() -> &'static [u8] {
 
 /// Bytes copied per `memcpy` call in [`fill`]. Transports pull tens of
 /// kilobytes at a time; glibc copies anything above a few kilobytes with
-/// `rep movsb`, which valgrind counts as one instruction per byte (a third
+/// `rep movsb`, which valgrind counts as one instruction per byte (a quarter
 /// of all instructions of the `joulenet bench` run, docs/PERFORMANCE.md).
 /// Below the threshold it uses its vector loop: the same bytes, 32 at a
 /// time, at the same speed on real hardware.
