@@ -21,6 +21,22 @@ pub struct BenchArgs {
     /// TCP variant
     #[arg(long, default_value = "newreno")]
     pub protocol: String,
+    /// Which benchmark: `link` (the 50 MB transfer above) or `mesh` (the
+    /// scale benchmark: a random 802.11b mesh with many flows)
+    #[arg(long, default_value = "link")]
+    pub case: String,
+    /// Mesh: nodes
+    #[arg(long, default_value_t = 1000)]
+    pub nodes: u32,
+    /// Mesh: the flow counts to run, one run each
+    #[arg(long, default_value = "1,10,100,1000")]
+    pub flows: String,
+    /// Mesh: simulated time of each run
+    #[arg(long, default_value = "600s")]
+    pub stop: String,
+    /// Mesh: flows open their connection and stay idle (memory per flow)
+    #[arg(long)]
+    pub idle: bool,
 }
 
 fn scenario(args: &BenchArgs) -> String {
@@ -58,6 +74,16 @@ pub fn peak_rss_kib() -> Option<u64> {
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), String> {
+    match args.case.as_str() {
+        "link" => bench_link(args),
+        "mesh" => crate::bench_mesh::bench_mesh(&args),
+        other => Err(format!(
+            "--case: unknown benchmark \"{other}\" (known: link, mesh)"
+        )),
+    }
+}
+
+fn bench_link(args: BenchArgs) -> Result<(), String> {
     let scenario =
         Scenario::parse_str(&scenario(&args), "bench", ".".into()).map_err(|e| e.to_string())?;
     let point = ParamPoint::new();

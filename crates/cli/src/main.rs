@@ -10,6 +10,7 @@
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 mod bench;
+mod bench_mesh;
 mod demo;
 mod list;
 mod multihomed;

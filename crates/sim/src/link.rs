@@ -76,6 +76,8 @@ pub struct LinkCounters {
     pub frames_missed: u64,
     pub link_acks: u64,
     pub link_acks_lost: u64,
+    /// Most frames ever waiting behind a transmission. A frame that finds
+    /// the transmitter free at the instant it is handed over never waits.
     pub peak_queue: usize,
     /// Time the transmitter was busy (sending or waiting for a link ACK).
     pub busy_time: Duration,
@@ -92,8 +94,10 @@ pub struct Transmitter {
     pub reverse: LinkIndex,
     pub loss: Box<dyn LossProcess>,
     pub queue: VecDeque<Frame>,
-    /// A transmission (with its ACK exchange) is in progress.
-    pub busy: bool,
+    /// When the transmission in progress (with its ACK exchange) ends:
+    /// the transmitter is busy while `now < free_at`. A `TransmitDone`
+    /// event is queued for that time only while frames wait behind it.
+    pub free_at: Time,
     /// Frames propagating toward the receiver, in arrival order.
     pub in_flight: VecDeque<(Time, Frame)>,
     pub counters: LinkCounters,

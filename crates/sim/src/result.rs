@@ -428,9 +428,11 @@ fn link_results(sim: &Simulation, end: Time) -> Vec<LinkResult> {
 /// power. On a shared medium the path is the fewest hops of the initial
 /// network (routes there change with failures and motion; M stays a lower
 /// bound), each hop at the data rate without PLCP or MAC header.
-fn minimum_energy(sim: &Simulation, from: u32, to: u32, bytes: u64) -> f64 {
-    if let Some(spec) = &sim.spec.medium {
-        let Some(hops) = fewest_hops(&spec.adjacency(), from as usize, to as usize) else {
+/// `adjacency`: the medium's neighbour lists, if there is a medium.
+fn minimum_energy(sim: &Simulation, adjacency: Option<&[Vec<u32>]>, f: &FlowResult) -> f64 {
+    let (from, to, bytes) = (f.from, f.to, f.bytes_delivered);
+    if let (Some(spec), Some(adjacency)) = (&sim.spec.medium, adjacency) {
+        let Some(hops) = fewest_hops(adjacency, from as usize, to as usize) else {
             return 0.0;
         };
         let seconds = bytes as f64 * 8.0 / spec.phy.rate_bps as f64;
@@ -527,9 +529,12 @@ fn summary(sim: &Simulation, flows: &[FlowResult], nodes: &[NodeResult], end: Ti
         .collect();
     let delivered: u64 = measured.iter().map(|f| f.bytes_delivered).sum();
     let energy: f64 = nodes.iter().map(|n| n.energy_j).sum();
+    // The medium's neighbour lists, once for every flow: each costs a PER
+    // for every pair of nodes (a million on a 1,000-node mesh).
+    let adjacency = sim.spec.medium.as_ref().map(|m| m.adjacency());
     let m: f64 = measured
         .iter()
-        .map(|f| minimum_energy(sim, f.from, f.to, f.bytes_delivered))
+        .map(|f| minimum_energy(sim, adjacency.as_deref(), f))
         .sum();
     let goodputs: Vec<f64> = measured.iter().map(|f| f.goodput_bps).collect();
     let duration = end.as_secs_f64();

@@ -114,7 +114,7 @@ impl Simulation {
                     reverse,
                     loss,
                     queue: Default::default(),
-                    busy: false,
+                    free_at: Time::ZERO,
                     in_flight: Default::default(),
                     counters: LinkCounters::default(),
                     wireless: l.radio.is_some(),

@@ -360,15 +360,24 @@ fn check_routes(spec: &Spec) -> Result<()> {
         adj[l.a as usize].push(l.b as usize);
         adj[l.b as usize].push(l.a as usize);
     }
-    for (i, f) in spec.flows.iter().enumerate() {
-        let mut seen = vec![false; n];
-        let mut stack = vec![f.from as usize];
+    // Neighbourhood is symmetric (links and radio range both ways), so a
+    // path exists exactly within a connected component: label them once
+    // rather than search the network again for every flow.
+    let mut component = vec![usize::MAX; n];
+    for start in 0..n {
+        if component[start] != usize::MAX {
+            continue;
+        }
+        let mut stack = vec![start];
         while let Some(u) = stack.pop() {
-            if !std::mem::replace(&mut seen[u], true) {
+            if component[u] == usize::MAX {
+                component[u] = start;
                 stack.extend(adj[u].iter().copied());
             }
         }
-        if !seen[f.to as usize] {
+    }
+    for (i, f) in spec.flows.iter().enumerate() {
+        if component[f.from as usize] != component[f.to as usize] {
             return Err(ScenarioError::new(
                 format!("flows[{i}].to"),
                 format!(
