@@ -271,7 +271,14 @@ fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_ma
     // kept climbing, and a quarter of JTP's frames died in MAC queues.)
     // Measured on seeds 1-3: 1.6-4.3% of frames, and 1.9-5.3% since a
     // feedback may name more holes than one ACK holds (relays then resend
-    // more of their caches at once); the bound is 8%.
+    // more of their caches at once). Since the medium stopped counting
+    // frames sent without a link ACK (routing advertisements) as failed
+    // attempts, links' loss estimates are no longer inflated, iJTP's
+    // effective available rate (the available rate over the mean attempts)
+    // is higher, and JTP fills the queues more: 5.8-16.3% on seeds 1-6
+    // (9.9, 10.7, 5.8 on the three below), with less energy per delivered
+    // bit (docs/reproduction/jtp.md § Fig. 6). The bound, 20%, still
+    // separates the bug above.
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/jtp/linear.toml"
@@ -283,7 +290,7 @@ fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_ma
         let r = run_seed(&text, seed);
         let m = r.medium.as_ref().expect("TDMA medium");
         assert!(
-            (m.queue_drops as f64) < 0.08 * m.data_tx as f64,
+            (m.queue_drops as f64) < 0.20 * m.data_tx as f64,
             "seed {seed}: {} of {} frames dropped from MAC queues",
             m.queue_drops,
             m.data_tx
