@@ -54,9 +54,12 @@ class _Progress:
         bar = "#" * int(frac * width)
         elapsed = time.monotonic() - self.t0
         eta = (elapsed / self.done * (self.total - self.done)) if self.done else 0.0
+        # Runs the store already held are not redone: say so only when
+        # there are some ("0 stored" read as "nothing saved").
+        reused = f" (+{self.cached} already in the store)" if self.cached else ""
         sys.stderr.write(
-            f"\rjoulenet sweep [{bar:<{width}}] {self.done}/{self.total} runs"
-            f" ({self.cached} stored) {elapsed:5.1f}s eta {eta:5.1f}s"
+            f"\rjoulenet sweep [{bar:<{width}}] {self.done}/{self.total} runs{reused}"
+            f" {elapsed:5.1f}s eta {eta:5.1f}s"
         )
         if self.done == self.total:
             sys.stderr.write("\n")
@@ -194,6 +197,24 @@ def sweep(
     finally:
         if own_store:
             st.close()
+
+
+def _with_unit(stats: pd.DataFrame, metric: str, si: bool) -> pd.DataFrame:
+    """``stats`` (mean_ci's columns, in ``metric``'s stored unit) with a
+    ``unit`` column; with ``si``, rescaled to the SI prefix that puts the
+    largest mean in [1, 1000)."""
+    out = stats.copy()
+    base = units.metric(metric).unit
+    stored = units.to_base(metric)
+    if not si:
+        prefix = next((p for p, f in units._PREFIXES if f == stored), "")
+        out["unit"] = prefix + base
+        return out
+    divisor, unit = units.si_prefix((m * stored for m in out["mean"]), base)
+    for col in ("mean", "std", "ci95", "lo", "hi"):
+        out[col] = out[col] * stored / divisor
+    out["unit"] = unit
+    return out
 
 
 class SweepResult:
@@ -372,18 +393,25 @@ class SweepResult:
         kind: str = "summary",
         by: Optional[Sequence[str]] = None,
         entity: Optional[str] = None,
+        si: bool = True,
     ) -> pd.DataFrame:
         """Mean and 95% interval (:func:`joulenet.stats.interval95`, inside
         the metric's domain) of ``metric`` (of ``kind``
         flow/node/link/summary) over seeds, per parameter point (or per the
         columns ``by``). For flows and nodes, values of every entity are
-        pooled unless ``entity`` picks one (``"0"``)."""
+        pooled unless ``entity`` picks one (``"0"``).
+
+        The ``unit`` column names the unit of ``mean``, ``std``, ``ci95``,
+        ``lo`` and ``hi``: with ``si`` (the default) the metric's SI unit
+        with the prefix that reads best (``energy_per_bit_j`` in µJ rather
+        than 0.000002 J), else the unit it is stored in."""
         df = self.df
         df = df[(df["metric"] == metric) & (df["kind"] == kind)]
         if entity is not None:
             df = df[df["entity"] == str(entity)]
-        return mean_ci(df, list(by) if by is not None else self.params,
-                       domain=units.metric(metric).domain)
+        out = mean_ci(df, list(by) if by is not None else self.params,
+                      domain=units.metric(metric).domain)
+        return _with_unit(out, metric, si)
 
     def aggregate(self, metrics: Optional[Sequence[str]] = None, kind: str = "summary") -> pd.DataFrame:
         """Mean and 95% interval of several metrics per parameter point, one

@@ -115,6 +115,12 @@ def test_the_readme_snippet_runs(tmp_path, demo_path):
                          store=str(tmp_path / "campaign.db"), workers=1)
     ci = res.mean_ci("energy_per_bit_j")
     assert set(ci["link.loss.bad.loss"]) == {0.1, 0.5}
+    # Read at a glance: microjoules per bit, not 0.000002 J.
+    assert set(ci["unit"]) == {"µJ"}
+    assert ((ci["mean"] >= 1) & (ci["mean"] < 1000)).all()
+    raw = res.mean_ci("energy_per_bit_j", si=False)
+    assert set(raw["unit"]) == {"J"}
+    assert (abs(raw["mean"] * 1e6 - ci["mean"]) < 1e-9 * ci["mean"]).all()
     fig = joulenet.plot.metric_vs_param(res, "link.loss.bad.loss", "energy_per_bit_j",
                                         hue="flow.protocol")
     assert fig is not None

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use joulenet_sim::interval::Interval;
-use joulenet_sim::output::{self, Table, AGGREGATE_METRICS};
+use joulenet_sim::output::{self, AGGREGATE_METRICS};
 use joulenet_sim::present;
 use joulenet_sim::scenario::{parse_override, value_text};
 use joulenet_sim::{ParamPoint, RunResult, Scenario};
@@ -227,32 +227,19 @@ pub fn human_report(runs: &[RunResult], points: &[ParamPoint], per_point: usize)
             out.push('\n');
         }
     } else {
-        let mut t = Table::new(&[
-            "point",
-            "seed",
-            "goodput Mb/s",
-            "time s",
-            "retx",
-            "energy J",
-            "ε",
-            "o",
-        ]);
-        for (i, r) in runs.iter().enumerate() {
-            let v = output::aggregate_values(r);
-            let f = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.4}"));
-            t.row(vec![
-                point_label(&points[i / per_point]),
-                r.context.seed.to_string(),
-                f(v[0]),
-                f(v[1]),
-                f(v[2]),
-                f(v[4]),
-                f(v[6]),
-                f(v[7]),
-            ]);
-        }
+        let rows: Vec<(Vec<String>, Vec<Option<f64>>)> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let labels = vec![
+                    point_label(&points[i / per_point]),
+                    r.context.seed.to_string(),
+                ];
+                (labels, output::aggregate_values(r))
+            })
+            .collect();
         out.push_str("per seed:\n");
-        out.push_str(&t.render());
+        out.push_str(&present::per_run_table(&["point", "seed"], &rows));
         out.push('\n');
     }
     if per_point > 1 || points.len() > 1 {
@@ -269,6 +256,8 @@ pub fn human_report(runs: &[RunResult], points: &[ParamPoint], per_point: usize)
             })
             .collect();
         out.push_str(&present::aggregate_table("point", &rows));
+    } else {
+        out.push_str(&present::symbols());
     }
     out
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::interval::{interval95, Interval};
-use crate::present::METRICS;
+use crate::present::{Column, METRICS};
 use crate::result::{RunContext, RunResult};
 
 /// A plain text table with aligned columns.
@@ -67,10 +67,6 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
 
-fn mbps(bps: f64) -> String {
-    format!("{:.3}", bps / 1e6)
-}
-
 /// The human report of one run.
 pub fn run_table(r: &RunResult) -> String {
     let mut out = String::new();
@@ -89,13 +85,15 @@ pub fn run_table(r: &RunResult) -> String {
         },
         c.joulenet_version
     );
+    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+    let goodput = Column::labelled("goodput", "bit/s", 1.0, &goodputs);
     let mut t = Table::new(&[
         "flow",
         "protocol",
         "delivered B",
         "done",
         "time s",
-        "goodput Mb/s",
+        &goodput.header,
         "data pkts",
         "retx pkts",
         "ctrl pkts",
@@ -114,7 +112,7 @@ pub fn run_table(r: &RunResult) -> String {
                 "no".into()
             },
             opt(f.completion_time_s, 3),
-            mbps(f.goodput_bps),
+            goodput.value(f.goodput_bps),
             f.data_packets.to_string(),
             f.retransmitted_packets.to_string(),
             f.control_packets.to_string(),
@@ -124,25 +122,30 @@ pub fn run_table(r: &RunResult) -> String {
         ]);
     }
     out.push_str(&t.render());
+    let shown = || r.nodes.iter().filter(|n| n.radios > 0 || n.frames_sent > 0);
+    // One prefix for every energy column, so they can be added by eye.
+    let energies: Vec<f64> = shown().map(|n| n.energy_j).collect();
+    let joules = |label: &str| Column::labelled(label, "J", 1.0, &energies);
+    let [energy, tx, rx, idle, sleep] = ["energy", "tx", "rx", "idle", "sleep"].map(joules);
     let mut n = Table::new(&[
         "node",
-        "energy J",
-        "tx J",
-        "rx J",
-        "idle J",
-        "sleep J",
+        &energy.header,
+        &tx.header,
+        &rx.header,
+        &idle.header,
+        &sleep.header,
         "frames tx",
         "frames rx",
         "died s",
     ]);
-    for node in r.nodes.iter().filter(|n| n.radios > 0 || n.frames_sent > 0) {
+    for node in shown() {
         n.row(vec![
             node.name.clone(),
-            format!("{:.3}", node.energy_j),
-            format!("{:.3}", node.tx_j),
-            format!("{:.3}", node.rx_j),
-            format!("{:.3}", node.idle_j),
-            format!("{:.3}", node.sleep_j),
+            energy.value(node.energy_j),
+            tx.value(node.tx_j),
+            rx.value(node.rx_j),
+            idle.value(node.idle_j),
+            sleep.value(node.sleep_j),
             node.frames_sent.to_string(),
             node.frames_received.to_string(),
             opt(node.died_at_s, 3),
@@ -153,12 +156,12 @@ pub fn run_table(r: &RunResult) -> String {
     let s = &r.summary;
     let _ = writeln!(
         out,
-        "\nduration {:.3} s{}  goodput {} Mb/s  energy {:.3} J  energy/bit {}  efficiency ε {}  overhead o {}  fairness {}",
+        "\nduration {:.3} s{}  goodput {}  energy {}  energy/bit {}  efficiency ε {}  overhead o {}  fairness {}",
         s.duration_s,
         if s.stopped_by_limit { " (stop time)" } else { "" },
-        mbps(s.aggregate_goodput_bps),
-        s.energy_j,
-        s.energy_per_bit_j.map_or("-".into(), |e| format!("{:.3} µJ", e * 1e6)),
+        with_unit(s.aggregate_goodput_bps, "bit/s"),
+        with_unit(s.energy_j, "J"),
+        s.energy_per_bit_j.map_or("-".into(), |e| with_unit(e, "J")),
         opt(s.efficiency, 3),
         opt(s.energy_overhead, 3),
         opt(s.jain_fairness, 3),
@@ -176,6 +179,11 @@ pub fn run_table(r: &RunResult) -> String {
         );
     }
     out
+}
+
+/// One value with the SI prefix that reads best (`4.31 Mbit/s`, `1.69 µJ`).
+fn with_unit(value: f64, unit: &str) -> String {
+    Column::labelled("", unit, 1.0, &[value]).with_unit(value)
 }
 
 /// The metrics aggregated across seeds, for one parameter point.

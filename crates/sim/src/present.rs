@@ -208,42 +208,54 @@ pub struct Column {
 impl Column {
     /// The column for `info` holding these values (in the stored unit).
     pub fn new(info: &MetricInfo, values: &[f64]) -> Column {
+        let name = match info.symbol {
+            Some(s) => format!("{s} {}", info.label),
+            None => info.label.to_string(),
+        };
+        Column::labelled(&name, info.unit, info.to_unit, values)
+    }
+
+    /// A column named `name` of a quantity whose SI unit is `unit` (empty for
+    /// counts), stored as `unit` / `to_unit`: the prefix and decimals come
+    /// from the largest of `values`, so every row of a column reads alike.
+    pub fn labelled(name: &str, unit: &str, to_unit: f64, values: &[f64]) -> Column {
         let largest = values
             .iter()
-            .map(|v| (v * info.to_unit).abs())
+            .map(|v| (v * to_unit).abs())
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max);
         // Seconds read best as s, ms or µs, never ks; counts take no prefix.
-        let (prefix, factor) = match info.unit {
+        let (prefix, factor) = match unit {
             "" => ("", 1.0),
             "s" if largest >= 1.0 => ("", 1.0),
             _ => prefix_for(largest),
         };
         let scaled = largest / factor;
-        // Three significant digits for the column's largest value.
+        // Three significant digits for the column's largest value; a count
+        // is a whole number.
         let decimals = match scaled {
+            _ if unit.is_empty() && values.iter().all(|v| v.fract() == 0.0) => 0,
             s if s >= 100.0 || s == 0.0 => 0,
             s if s >= 10.0 => 1,
             s if s >= 1.0 => 2,
             _ => 3,
         };
-        let unit = if info.unit.is_empty() {
-            String::new()
-        } else {
-            format!("{prefix}{}", info.unit)
-        };
-        let name = match info.symbol {
-            Some(s) => format!("{s} {}", info.label),
-            None => info.label.to_string(),
-        };
         Column {
             header: if unit.is_empty() {
-                name
+                name.to_string()
             } else {
-                format!("{name} {unit}")
+                format!("{name} {prefix}{unit}")
             },
-            scale: info.to_unit / factor,
+            scale: to_unit / factor,
             decimals,
+        }
+    }
+
+    /// A value with its unit (`"4.31 Mbit/s"`), for a line of prose.
+    pub fn with_unit(&self, v: f64) -> String {
+        match self.header.rsplit_once(' ') {
+            Some((_, unit)) => format!("{} {unit}", self.value(v)),
+            None => self.value(v),
         }
     }
 
@@ -307,18 +319,50 @@ pub fn aggregate_table(first: &str, rows: &[(String, Vec<Option<Interval>>)]) ->
     out
 }
 
-/// What the derived metrics and the intervals mean.
-fn legend(rows: &[(String, Vec<Option<Interval>>)]) -> String {
+/// One row per run (the per-seed table of a sweep): the labels in the first
+/// columns, then every aggregate metric some run has, each in a unit chosen
+/// for its column as in [`aggregate_table`].
+pub fn per_run_table(labels: &[&str], rows: &[(Vec<String>, Vec<Option<f64>>)]) -> String {
+    let shown: Vec<usize> = (0..METRICS.len())
+        .filter(|&m| !METRICS[m].optional || rows.iter().any(|(_, v)| v[m].is_some()))
+        .collect();
+    let columns: Vec<Column> = shown
+        .iter()
+        .map(|&m| {
+            let values: Vec<f64> = rows.iter().filter_map(|(_, v)| v[m]).collect();
+            Column::new(&METRICS[m], &values)
+        })
+        .collect();
+    let mut header = labels.to_vec();
+    header.extend(columns.iter().map(|c| c.header.as_str()));
+    let mut table = Table::new(&header);
+    for (label, values) in rows {
+        let mut row = label.clone();
+        row.extend(
+            shown
+                .iter()
+                .zip(&columns)
+                .map(|(&m, c)| values[m].map_or("-".into(), |v| c.value(v))),
+        );
+        table.row(row);
+    }
+    table.render()
+}
+
+/// The papers' symbols (E2TCP's ε and o), each with its definition: a line
+/// each, for any output that shows them.
+pub fn symbols() -> String {
     let mut out = String::new();
     for info in METRICS.iter().filter(|m| m.symbol.is_some()) {
-        let _ = writeln!(
-            out,
-            "{} {} {}",
-            info.symbol.unwrap_or_default(),
-            info.label,
-            info.definition
-        );
+        let symbol = info.symbol.unwrap_or_default();
+        let _ = writeln!(out, "{symbol} {} {}", info.label, info.definition);
     }
+    out
+}
+
+/// What the derived metrics and the intervals mean.
+fn legend(rows: &[(String, Vec<Option<Interval>>)]) -> String {
+    let mut out = symbols();
     // The lifetime metrics are rare enough to need saying what they are.
     for (m, info) in METRICS.iter().enumerate().filter(|(_, m)| m.optional) {
         if rows.iter().any(|(_, cells)| cells[m].is_some()) {
@@ -348,6 +392,39 @@ fn legend(rows: &[(String, Vec<Option<Interval>>)]) -> String {
 mod tests {
     use super::*;
     use crate::interval::interval95;
+
+    #[test]
+    fn per_run_rows_read_in_units_and_whole_counts() {
+        let mut a = vec![None; METRICS.len()];
+        a[0] = Some(1.853); // goodput, stored in Mbit/s
+        a[2] = Some(310.0); // retransmitted packets
+        a[5] = Some(1.688); // energy per bit, stored in µJ
+        let mut b = a.clone();
+        b[0] = Some(0.5);
+        b[2] = Some(7.0);
+        let rows = vec![(vec!["x".into()], a), (vec!["y".into()], b)];
+        let text = per_run_table(&["point"], &rows);
+        let header = text.lines().next().unwrap();
+        assert!(header.contains("goodput Mbit/s"), "{header}");
+        assert!(header.contains("energy/bit µJ"), "{header}");
+        assert!(text.contains(" 310 ") || text.contains(" 310\n"), "{text}");
+        assert!(!text.contains("310.0"), "{text}");
+        assert!(
+            text.contains("1.85") && text.contains("0.50") && text.contains("1.69"),
+            "{text}"
+        );
+        // The lifetime metrics are absent from every row: no column.
+        assert!(!header.contains("first death"), "{header}");
+    }
+
+    #[test]
+    fn a_value_with_its_unit_takes_the_prefix_that_reads_best() {
+        let c = Column::labelled("", "J", 1.0, &[1.688e-6]);
+        assert_eq!(c.with_unit(1.688e-6), "1.69 µJ");
+        let g = Column::labelled("goodput", "bit/s", 1.0, &[1.853e6, 2e5]);
+        assert_eq!(g.header, "goodput Mbit/s");
+        assert_eq!(g.value(2e5), "0.20");
+    }
 
     #[test]
     fn the_catalogue_follows_the_aggregate_metrics() {
