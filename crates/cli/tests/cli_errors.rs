@@ -96,5 +96,7 @@ fn reproduce_without_its_scenarios_says_to_pass_them() {
     ]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--scenarios"), "{err}");
+    // Nothing written: no results folder left behind by a failed run.
+    assert!(!out.exists(), "{} was created", out.display());
     let _ = std::fs::remove_dir_all(&empty);
 }

@@ -123,6 +123,17 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
             known.join(", ")
         ));
     }
+    // Checked before anything is written: run outside the repository, a
+    // failed reproduction must not leave an empty results folder behind.
+    // (RCP's scenarios are built in code.)
+    let dir = options.scenarios.join(paper);
+    if paper != "rcp" && !dir.is_dir() {
+        return Err(format!(
+            "{}: no such folder; run from the joulenet repository or pass \
+             --scenarios DIR (the folder holding wwp/, e2tcp/, rcp/, jtp/, hop/)",
+            dir.display()
+        ));
+    }
     let out = options.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     if options.baseline.is_some() && !matches!(paper, "wwp" | "e2tcp") {
