@@ -11,6 +11,7 @@
 //! message per 10,000 s: the memory a flow costs while it waits.
 //! A benchmark, never a test.
 
+use indicatif::{ProgressBar, ProgressStyle};
 use joulenet_sim::rng::Streams;
 use joulenet_sim::{ParamPoint, Scenario};
 use rand_core::RngCore;
@@ -94,12 +95,33 @@ fn timed_run(
         Scenario::parse_str(&text, "bench-mesh", ".".into()).map_err(|e| e.to_string())?;
     // On a worker thread, as `joulenet run` does: its own allocator arena,
     // so resident memory compares with a run's.
+    // A 1,000-node run takes the better part of a minute: show simulated
+    // time on stderr (stdout keeps the table clean for a file).
+    let bar = ProgressBar::new(1_000).with_style(
+        ProgressStyle::with_template("  {flows} flows: [{bar:30}] {msg} simulated, {elapsed} wall")
+            .map(|s| s.progress_chars("#>-"))
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key(
+                "flows",
+                move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{flows}");
+                },
+            ),
+    );
+    let mut show = |p: joulenet_sim::Progress| {
+        if let Some(stop) = p.stop {
+            let (now, end) = (p.now.as_secs_f64(), stop.as_secs_f64());
+            bar.set_position((now / end * 1_000.0) as u64);
+            bar.set_message(format!("{now:.0} of {end:.0} s"));
+        }
+    };
     let r = std::thread::scope(|s| {
-        s.spawn(|| joulenet_sim::run(&scenario, &ParamPoint::new(), 1, &mut |_| {}))
+        s.spawn(|| joulenet_sim::run(&scenario, &ParamPoint::new(), 1, &mut show))
             .join()
     })
     .map_err(|_| "the run panicked".to_string())?
     .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
     Ok((cpu_seconds() - started, r))
 }
 
