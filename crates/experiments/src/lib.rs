@@ -170,6 +170,7 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
         runs: 0,
         echo: options.echo,
         baseline: options.baseline,
+        disagreements: Vec::new(),
     };
     ctx.say(&baseline_line(paper, options.baseline));
     let started = std::time::Instant::now();
@@ -178,6 +179,16 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
         "jtp" => jtp::reproduce(&mut ctx)?,
         "hop" => hop::reproduce(&mut ctx)?,
         _ => e2tcp::reproduce(&mut ctx)?,
+    }
+    if !ctx.disagreements.is_empty() {
+        let mut list = format!(
+            "\nWhere ours disagrees with the paper ({}; docs/reproduction/{paper}.md explains):\n",
+            ctx.disagreements.len()
+        );
+        for d in &ctx.disagreements {
+            list.push_str(&format!("- {d}\n"));
+        }
+        ctx.say(&list);
     }
     let summary = format!(
         "\n{} simulation run(s) in {:.1} s; CSV and report in {}\n",
@@ -279,6 +290,8 @@ pub struct Ctx {
     echo: bool,
     /// Profile for the TCP baselines (`Options::baseline`).
     baseline: Option<TcpProfile>,
+    /// The paper's claims our figures contradict, for the closing summary.
+    disagreements: Vec<String>,
 }
 
 /// What one (mean over seeds) run of a single-flow scenario measured.
@@ -305,6 +318,18 @@ impl Ctx {
             print!("{text}");
         }
         self.report.push_str(text);
+    }
+
+    /// Check a paper's qualitative claim against our figures and say so
+    /// under the table: `ours agrees` or `ours DISAGREES`, so that a reader
+    /// never has to compare a "paper:" line with the numbers above it. The
+    /// disagreements are listed again at the end of the report.
+    pub fn claim(&mut self, figure: &str, claim: &str, holds: bool) {
+        let verdict = if holds { "agrees" } else { "DISAGREES" };
+        self.say(&format!("  ours {verdict}: {claim}\n"));
+        if !holds {
+            self.disagreements.push(format!("{figure}: {claim}"));
+        }
     }
 
     pub fn load(&self, file: &str) -> Result<Scenario, String> {
