@@ -27,7 +27,8 @@ pub struct ReproduceArgs {
     /// A reduced run (fewer points, one seed, smaller transfers): well under a minute
     #[arg(long)]
     quick: bool,
-    /// Seeds per point (default 1 with --quick, else 3); results are means
+    /// Seeds per point (default 1 with --quick, else 3; 10 for rcp, as its
+    /// write-up); results are means
     #[arg(long)]
     seeds: Option<u64>,
     /// Where the scenario files are
@@ -74,5 +75,44 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), String> {
             Err(e) => eprintln!("warning: {e}"),
         }
     }
+    let markdown = outcome.out.join("report.md");
+    std::fs::write(
+        &markdown,
+        report_markdown(name, &outcome.report, &outcome.out),
+    )
+    .map_err(|e| format!("{}: {e}", markdown.display()))?;
+    println!("report with its figures: {}", markdown.display());
     Ok(())
+}
+
+/// The same Markdown page for every paper: the report (RCP's is Markdown
+/// already; the others' fixed-width tables go in a text block), then every
+/// figure of the folder, so one file shows a reproduction whole.
+fn report_markdown(paper: &str, report: &str, out: &std::path::Path) -> String {
+    let mut md = format!(
+        "# joulenet reproduce {paper}\n\nOur figures beside the paper's; the write-up that \
+         explains the differences is docs/reproduction/{paper}.md.\n\n"
+    );
+    if report.contains("\n| ") {
+        md.push_str(report);
+    } else {
+        md.push_str("```text\n");
+        md.push_str(report);
+        md.push_str("```\n");
+    }
+    let mut figures: Vec<String> = std::fs::read_dir(out)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    figures.sort();
+    if !figures.is_empty() {
+        md.push_str("\n## Figures\n\n");
+        for f in figures {
+            md.push_str(&format!("![{}]({f})\n\n", f.trim_end_matches(".png")));
+        }
+    }
+    md
 }

@@ -85,3 +85,40 @@ fn out_writes_the_files_its_help_promises_with_one_aggregate_row_per_point() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Every paper's reproduction writes the same files: CSV, report.txt and a
+/// report.md holding the report and linking each figure (issue 17).
+#[test]
+fn reproduce_writes_csv_and_a_markdown_report() {
+    let dir = std::env::temp_dir().join(format!("joulenet-repro-{}", std::process::id()));
+    let scenarios = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let out = Command::new(env!("CARGO_BIN_EXE_joulenet"))
+        .args([
+            "reproduce",
+            "wwp",
+            "--quick",
+            "--no-plots",
+            "--scenarios",
+            scenarios,
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.starts_with("# joulenet reproduce wwp"), "{md}");
+    assert!(md.contains(report.trim_end()), "report.md lacks the report");
+    let csvs = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "csv"))
+        .count();
+    assert!(csvs > 0, "no CSV written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
