@@ -107,8 +107,9 @@ fn reliability_levels(ctx: &mut Ctx) -> Result<(), String> {
     ));
     let mut rows = Vec::new();
     let mut fig = Vec::new();
-    // (name, delivered share, required share, µJ/bit) for the claims.
-    let mut levels: Vec<(&str, f64, f64, f64)> = Vec::new();
+    // (name, delivered share, required share, µJ/bit, one packet's share)
+    // for the claims.
+    let mut levels: Vec<(&str, f64, f64, f64, f64)> = Vec::new();
     for (name, tolerance) in [("jtp0", 0.0), ("jtp10", 0.1), ("jtp20", 0.2)] {
         let runs = ctx.runs_of(&scenario, &[format!("flow.protocol=\"{name}\"")])?;
         let share: Vec<f64> = runs.iter().map(stream_share).collect();
@@ -144,23 +145,35 @@ fn reliability_levels(ctx: &mut Ctx) -> Result<(), String> {
             t.0
         ));
         fig.push((tolerance * 100.0, "energy per bit".to_string(), e.0));
-        levels.push((name, s.0, 1.0 - tolerance, e.0));
+        let one_packet = runs
+            .iter()
+            .map(|r| 1.0 / first_sendings(r))
+            .fold(0.0, f64::max);
+        levels.push((name, s.0, 1.0 - tolerance, e.0, one_packet));
     }
     ctx.say(
         "paper: every level meets its requirement, and energy falls as the tolerance rises \
          (plots only; no values in the text)\n",
     );
-    let missed: Vec<&str> = levels.iter().filter(|l| l.1 < l.2).map(|l| l.0).collect();
+    // The share is of the source's first sendings, one of which is still
+    // in flight when the run stops (501 for the stream's 500 messages): a
+    // level meets its requirement within that one packet.
+    let missed: Vec<&str> = levels
+        .iter()
+        .filter(|l| l.1 + l.4 < l.2 - 1e-9)
+        .map(|l| l.0)
+        .collect();
     ctx.claim(
         "Fig. 2",
-        &if missed.is_empty() {
-            "every level delivers at least its required share".to_string()
-        } else {
-            format!(
-                "every level delivers at least its required share (missed: {})",
-                missed.join(", ")
-            )
-        },
+        &format!(
+            "every level delivers at least its required share, within the one packet in flight \
+             at the stop time{}",
+            if missed.is_empty() {
+                String::new()
+            } else {
+                format!(" (missed: {})", missed.join(", "))
+            }
+        ),
         missed.is_empty(),
     );
     ctx.claim(
@@ -193,9 +206,13 @@ fn reliability_levels(ctx: &mut Ctx) -> Result<(), String> {
 /// The share of the stream the destination got: the stream's packets are
 /// those the source sent for the first time.
 fn stream_share(r: &RunResult) -> f64 {
+    r.flows[0].bytes_delivered as f64 / (first_sendings(r) * 800.0)
+}
+
+/// The stream's packets sent at least once (none counted twice).
+fn first_sendings(r: &RunResult) -> f64 {
     let f = &r.flows[0];
-    let first = f.data_packets.saturating_sub(f.retransmitted_packets) as f64 * 800.0;
-    f.bytes_delivered as f64 / first.max(1.0)
+    (f.data_packets.saturating_sub(f.retransmitted_packets) as f64).max(1.0)
 }
 
 /// Mean attempts per data frame on the third node's outgoing link (node 2

@@ -27,6 +27,21 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
     };
     let outcome = reproduce("jtp", &options).unwrap();
     assert!(outcome.report.contains("Fig. 6"), "{}", outcome.report);
+    // Every qualitative claim of the paper is followed by our verdict, and
+    // the disagreements are counted and listed again at the end.
+    let report = &outcome.report;
+    let lines: Vec<&str> = report.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("paper:") {
+            assert!(
+                lines.get(i + 1).is_some_and(|n| n.starts_with("  ours ")),
+                "no verdict under {l}"
+            );
+        }
+    }
+    let disagree = lines.iter().filter(|l| l.starts_with("  ours DISAGREES")).count();
+    let listed = format!("Where ours disagrees with the paper ({disagree};");
+    assert_eq!(report.contains(&listed), disagree > 0, "{report}");
     let fig2 = rows(&out.join("jtp_fig2.csv"));
     assert_eq!(fig2.len(), 3);
     for r in &fig2 {
