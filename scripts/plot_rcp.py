@@ -60,7 +60,7 @@ plt.savefig(os.path.join(d, "microscopic.png"), dpi=110); plt.close()
 fr = rows("friendliness.csv")
 plt.figure(figsize=(5, 3.5))
 k = [int(r["rcp_flows"]) for r in fr]
-plt.plot(k, [float(r["mean_mbps"]) for r in fr], marker="o", label="mean per-flow Mb/s")
+plt.plot(k, [float(r["mean_mbps"]) for r in fr], marker="o", label="mean per-flow Mbit/s")
 plt.plot(k, [float(r["cov"]) for r in fr], marker="s", label="CoV")
 plt.xlabel("RCP flows of 20"); plt.grid(alpha=.3); plt.legend(fontsize=8); plt.tight_layout()
 plt.savefig(os.path.join(d, "friendliness.png"), dpi=110)

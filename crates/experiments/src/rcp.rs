@@ -483,40 +483,154 @@ fn run_table(
     let points = sc.points();
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let runs = run_all(sc, &points, seeds, jobs)?;
+    let means: Vec<Vec<f64>> = (0..points.len())
+        .map(|i| {
+            let group = &runs[i * seeds.len()..(i + 1) * seeds.len()];
+            columns.iter().map(|(_, f)| mean(group, f)).collect()
+        })
+        .collect();
+    let labelled = |name: &dyn Fn(&str) -> String| -> Vec<Vec<(String, String)>> {
+        points
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|(k, v)| (name(k), joulenet_sim::scenario::value_text(v)))
+                    .collect()
+            })
+            .collect()
+    };
+    let short = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let labels = labelled(&parameter_label);
     let mut csv = String::from("point");
-    let mut text = format!("\n## {title}\n\n| point |");
     for (c, _) in columns {
         let _ = write!(csv, ",{c}");
-        let _ = write!(text, " {c} |");
     }
     csv.push('\n');
-    text.push_str("\n|---|");
-    text.push_str(&"---|".repeat(columns.len()));
-    text.push('\n');
-    for (i, p) in points.iter().enumerate() {
-        let group = &runs[i * seeds.len()..(i + 1) * seeds.len()];
-        let label: Vec<String> = p
-            .iter()
-            .map(|(k, v)| {
-                format!(
-                    "{}={}",
-                    k.rsplit('.').next().unwrap_or(k),
-                    joulenet_sim::scenario::value_text(v)
-                )
-            })
-            .collect();
-        let label = label.join(" ");
-        let _ = write!(csv, "\"{label}\"");
-        let _ = write!(text, "| {label} |");
-        for (_, f) in columns {
-            let v = mean(group, f);
+    for (label, row) in labelled(&short).iter().zip(&means) {
+        let label: Vec<String> = label.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = write!(csv, "\"{}\"", label.join(" "));
+        for v in row {
             let _ = write!(csv, ",{v:.4}");
-            let _ = write!(text, " {v:.3} |");
         }
         csv.push('\n');
+    }
+    let text = format!(
+        "\n## {title}\n\n{}",
+        markdown_table(columns, &labels, &means)
+    );
+    Ok(Table { csv, text })
+}
+
+/// A swept key as the report names it (the CSV keeps the key's last part).
+fn parameter_label(key: &str) -> String {
+    match key {
+        "topology.last_hop.loss.rate" => "last-hop loss rate".into(),
+        "topology.last_hop.loss.bad.mean" => "mean bad-state duration".into(),
+        "topology.bottleneck.delay" => "bottleneck delay".into(),
+        "topology.backbone1.rate" => "second path's rate".into(),
+        "topology.backbone1.delay" => "second path's delay".into(),
+        k if k.ends_with("protocol") => "protocol".into(),
+        k => k
+            .rsplitn(3, '.')
+            .take(2)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace('_', " "),
+    }
+}
+
+/// A column's header and its values as people read them: goodput with the
+/// SI prefix that suits the column, counts and shares in plain numbers.
+fn readable(name: &str, values: &[f64]) -> joulenet_sim::present::Column {
+    use joulenet_sim::present::Column;
+    match name {
+        "goodput_mbps" => Column::labelled("goodput", "bit/s", 1e6, values),
+        "mh_energy_j" => Column::labelled("mobile host energy", "J", 1.0, values),
+        "mh_sleep_s" => Column::labelled("mobile host asleep", "s", 1.0, values),
+        "buffer_75_pct" => Column::labelled("arrivals at a buffer ≥ 75% full, %", "", 1.0, values),
+        other => Column::labelled(&other.replace('_', " "), "", 1.0, values),
+    }
+}
+
+/// The report's table. Points that vary the protocol and one other key
+/// read best as the papers plot them: a row per value of that key, a
+/// column per protocol (for each metric); anything else, a row per point.
+fn markdown_table(
+    columns: &[Column],
+    labels: &[Vec<(String, String)>],
+    means: &[Vec<f64>],
+) -> String {
+    let by_protocol = labels
+        .iter()
+        .all(|l| l.len() == 2 && l.iter().any(|(k, _)| k == "protocol"));
+    let shown: Vec<_> = columns
+        .iter()
+        .enumerate()
+        .map(|(m, (name, _))| readable(name, &means.iter().map(|r| r[m]).collect::<Vec<_>>()))
+        .collect();
+    let mut text = String::new();
+    if by_protocol {
+        let value = |l: &Vec<(String, String)>, protocol: bool| {
+            l.iter()
+                .find(|(k, _)| (k == "protocol") == protocol)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .unwrap_or_default()
+        };
+        let mut protocols: Vec<String> = Vec::new();
+        let mut rows: Vec<String> = Vec::new();
+        for l in labels {
+            let (p, r) = (value(l, true).1, value(l, false).1);
+            if !protocols.contains(&p) {
+                protocols.push(p);
+            }
+            if !rows.contains(&r) {
+                rows.push(r);
+            }
+        }
+        let key = value(&labels[0], false).0;
+        let _ = write!(text, "| {key} |");
+        for c in &shown {
+            for p in &protocols {
+                let _ = write!(text, " {p}: {} |", c.header);
+            }
+        }
+        text.push_str("\n|---|");
+        text.push_str(&"---|".repeat(shown.len() * protocols.len()));
+        text.push('\n');
+        for r in &rows {
+            let _ = write!(text, "| {r} |");
+            for (m, c) in shown.iter().enumerate() {
+                for p in &protocols {
+                    let cell = labels
+                        .iter()
+                        .position(|l| value(l, true).1 == *p && value(l, false).1 == *r)
+                        .map_or("–".to_string(), |i| c.value(means[i][m]));
+                    let _ = write!(text, " {cell} |");
+                }
+            }
+            text.push('\n');
+        }
+        return text;
+    }
+    text.push_str("| point |");
+    for c in &shown {
+        let _ = write!(text, " {} |", c.header);
+    }
+    text.push_str("\n|---|");
+    text.push_str(&"---|".repeat(shown.len()));
+    text.push('\n');
+    for (l, row) in labels.iter().zip(means) {
+        let label: Vec<String> = l.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = write!(text, "| {} |", label.join(" "));
+        for (c, v) in shown.iter().zip(row) {
+            let _ = write!(text, " {} |", c.value(*v));
+        }
         text.push('\n');
     }
-    Ok(Table { csv, text })
+    text
 }
 
 fn goodput(r: &RunResult) -> f64 {
@@ -728,7 +842,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
     files.push(("aggregation_rtt.csv", t.csv));
     // TCP-friendliness: mean and CoV of per-flow goodput, k RCP flows of 20.
     let mut csv = String::from("rcp_flows,mean_mbps,cov,mean_rcp_mbps,mean_tcp_mbps\n");
-    out.push_str("\n## TCP-friendliness: 20 flows on the Figure 3 dumbbell (10 Mbit/s bottleneck), k of them RCP (Figure 4a/b)\n\n| RCP flows | mean per-flow Mb/s | CoV | mean RCP | mean TCP-SACK |\n|---|---|---|---|---|\n");
+    out.push_str("\n## TCP-friendliness: 20 flows on the Figure 3 dumbbell (10 Mbit/s bottleneck), k of them RCP (Figure 4a/b)\n\n| RCP flows | mean per-flow Mbit/s | CoV | mean RCP | mean TCP-SACK |\n|---|---|---|---|---|\n");
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     for k in [0usize, 5, 10, 15, 20] {
         let sc = Scenario::parse_str(&friendliness(k, stop_f), "rcp-friendliness", ".".into())
@@ -754,7 +868,19 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         let n = runs.len() as f64;
         let (m, c, mr, mt) = (m / n, c / n, mr / n, mt / n);
         csv.push_str(&format!("{k},{m:.4},{c:.4},{mr:.4},{mt:.4}\n"));
-        out.push_str(&format!("| {k} | {m:.3} | {c:.3} | {mr:.3} | {mt:.3} |\n"));
+        // No flow of a kind (k = 0 or 20): a dash, not NaN.
+        let cell = |v: f64| {
+            if v.is_nan() {
+                "–".to_string()
+            } else {
+                format!("{v:.3}")
+            }
+        };
+        out.push_str(&format!(
+            "| {k} | {m:.3} | {c:.3} | {} | {} |\n",
+            cell(mr),
+            cell(mt)
+        ));
     }
     files.push(("friendliness.csv", csv));
     micro_table(&mut out, &mut files, &seeds)?;
@@ -765,7 +891,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         &[0, 25, 50, 75, 100]
     };
     let mut csv = String::from("sources,protocol,mean_mbps\n");
-    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mb/s (Figure 4d)\n\n| reverse sources | TCP-SACK | RCP |\n|---|---|---|\n");
+    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mbit/s (Figure 4d)\n\n| reverse sources | TCP-SACK | RCP |\n|---|---|---|\n");
     for &n in counts {
         let mut row = format!("| {n} |");
         for proto in ["sack", "rcp"] {
@@ -791,7 +917,7 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         &[1.0, 5.0, 10.0, 20.0, 50.0]
     };
     let mut csv = String::from("fluctuation,protocol,goodput_mbps\n");
-    out.push_str("\n## R²CP under fluctuating cross traffic: 4 + 4 Mbit/s paths, 10 Pareto on/off sources each (mean load 1.67 Mbit/s per path, so ideal ≈ 4.67 Mbit/s), goodput Mb/s (Figure 12d)\n\n| fluctuation index c | R²CP | R²CP-s | striping |\n|---|---|---|---|\n");
+    out.push_str("\n## R²CP under fluctuating cross traffic: 4 + 4 Mbit/s paths, 10 Pareto on/off sources each (mean load 1.67 Mbit/s per path, so ideal ≈ 4.67 Mbit/s), goodput Mbit/s (Figure 12d)\n\n| fluctuation index c | R²CP | R²CP-s | striping |\n|---|---|---|---|\n");
     for &c in indices {
         let mut row = format!("| {c} |");
         for proto in ["r2cp", "r2cp-s", "r2cp-stripe"] {
@@ -830,6 +956,35 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_protocol_sweep_reads_as_the_paper_plots_it() {
+        let goodput = |_: &RunResult| 0.0;
+        let timeouts = |_: &RunResult| 0.0;
+        let columns: Vec<Column> = vec![("goodput_mbps", &goodput), ("timeouts", &timeouts)];
+        let point = |p: &str, r: &str| {
+            vec![
+                ("last-hop loss rate".to_string(), r.to_string()),
+                ("protocol".to_string(), p.to_string()),
+            ]
+        };
+        let labels = vec![
+            point("sack", "0.01"),
+            point("rcp", "0.01"),
+            point("sack", "0.1"),
+        ];
+        let means = vec![vec![1.214, 1.0], vec![1.2, 0.0], vec![0.06, 8.0]];
+        let text = markdown_table(&columns, &labels, &means);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| last-hop loss rate | sack: goodput Mbit/s | rcp: goodput Mbit/s | sack: timeouts | rcp: timeouts |"
+        );
+        assert_eq!(lines[2], "| 0.01 | 1.21 | 1.20 | 1 | 0 |");
+        // A point not run reads as a dash.
+        assert_eq!(lines[3], "| 0.1 | 0.06 | – | 8 | – |");
+    }
+
     use super::*;
 
     /// Goodput (Mbit/s) of one point of the bandwidth-mismatch sweep.

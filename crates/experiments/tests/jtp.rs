@@ -39,7 +39,10 @@ fn quick_jtp_reproduction_meets_each_reliability_level_and_equation_5() {
             );
         }
     }
-    let disagree = lines.iter().filter(|l| l.starts_with("  ours DISAGREES")).count();
+    let disagree = lines
+        .iter()
+        .filter(|l| l.starts_with("  ours DISAGREES"))
+        .count();
     let listed = format!("Where ours disagrees with the paper ({disagree};");
     assert_eq!(report.contains(&listed), disagree > 0, "{report}");
     let fig2 = rows(&out.join("jtp_fig2.csv"));
