@@ -365,6 +365,52 @@ pub(super) fn reproduce(ctx: &mut Ctx) -> Result<(), String> {
                 text.push('\n');
             }
             r.ctx.say(&text);
+            // The paper's conclusions (§3.3, §4): E2TCP below every TCP in
+            // energy overhead and latency, above them in throughput, at every
+            // channel condition.
+            let claim = match key {
+                "energy_paper" => Some(("less energy overhead than", true)),
+                "throughput" => Some(("higher throughput than", false)),
+                "latency" => Some(("lower average latency than", true)),
+                _ => None,
+            };
+            if let Some((what, lower_better)) = claim {
+                let e2tcp = main
+                    .iter()
+                    .position(|v| v.label == E2TCP.label)
+                    .unwrap_or(3);
+                let tcps = [&TAHOE, &RENO, &NEWRENO];
+                let mut behind = Vec::new();
+                for (i, &g) in goods.iter().enumerate() {
+                    let ours = get(&results[e2tcp][i]);
+                    for t in tcps {
+                        let vi = main.iter().position(|v| v.label == t.label).unwrap_or(0);
+                        let theirs = get(&results[vi][i]);
+                        let beaten = if lower_better {
+                            ours >= theirs
+                        } else {
+                            ours <= theirs
+                        };
+                        if beaten {
+                            behind.push(format!("{} at L = {g}", t.label));
+                        }
+                    }
+                }
+                r.ctx.say(&format!(
+                    "paper: E2TCP has {what} Tahoe, Reno and NewReno at every channel condition\n"
+                ));
+                let figure = format!("Scenario {} [{fig}]", sc.name());
+                let detail = if behind.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (not: {})", behind.join(", "))
+                };
+                r.ctx.claim(
+                    &figure,
+                    &format!("E2TCP has {what} every TCP at every L{detail}"),
+                    behind.is_empty(),
+                );
+            }
             r.ctx.figure(
                 &format!("e2tcp_{key}_{}", sc.name()),
                 &format!("{title}, Scenario {}", sc.name()),
