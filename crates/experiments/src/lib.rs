@@ -105,6 +105,29 @@ fn baseline_line(paper: &str, baseline: Option<TcpProfile>) -> String {
     format!("TCP baselines: profile \"{profile}\" (docs/validation.md; {own})\n\n")
 }
 
+/// The line under a table that says whether our figures bear out one of the
+/// paper's claims.
+pub(crate) fn verdict(claim: &str, holds: bool) -> String {
+    let verdict = if holds { "agrees" } else { "DISAGREES" };
+    format!("  ours {verdict}: {claim}\n")
+}
+
+/// The report's closing list of the paper's claims our figures contradict
+/// (empty when there are none).
+pub(crate) fn disagreement_list(paper: &str, disagreements: &[String]) -> String {
+    if disagreements.is_empty() {
+        return String::new();
+    }
+    let mut list = format!(
+        "\nWhere ours disagrees with the paper ({}; docs/reproduction/{paper}.md explains):\n",
+        disagreements.len()
+    );
+    for d in disagreements {
+        list.push_str(&format!("- {d}\n"));
+    }
+    list
+}
+
 /// What an experiment produced.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -180,16 +203,8 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
         "hop" => hop::reproduce(&mut ctx)?,
         _ => e2tcp::reproduce(&mut ctx)?,
     }
-    if !ctx.disagreements.is_empty() {
-        let mut list = format!(
-            "\nWhere ours disagrees with the paper ({}; docs/reproduction/{paper}.md explains):\n",
-            ctx.disagreements.len()
-        );
-        for d in &ctx.disagreements {
-            list.push_str(&format!("- {d}\n"));
-        }
-        ctx.say(&list);
-    }
+    let list = disagreement_list(paper, &ctx.disagreements);
+    ctx.say(&list);
     let summary = format!(
         "\n{} simulation run(s) in {:.1} s; CSV and report in {}\n",
         ctx.runs,
@@ -325,8 +340,7 @@ impl Ctx {
     /// never has to compare a "paper:" line with the numbers above it. The
     /// disagreements are listed again at the end of the report.
     pub fn claim(&mut self, figure: &str, claim: &str, holds: bool) {
-        let verdict = if holds { "agrees" } else { "DISAGREES" };
-        self.say(&format!("  ours {verdict}: {claim}\n"));
+        self.say(&verdict(claim, holds));
         if !holds {
             self.disagreements.push(format!("{figure}: {claim}"));
         }
