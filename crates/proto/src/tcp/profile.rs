@@ -14,7 +14,8 @@
 //!   RTO = SRTT + max(4·RTTVAR, 200 ms) (`tcp_rtt_estimator`'s
 //!   `rttvar ≥ tcp_rto_min`), 120 s maximum, HyStart for CUBIC, no RTT
 //!   sample from an ACK covering retransmitted data, Limited Transmit
-//!   (RFC 3042; Linux gets it from counting dupacks out of the flight).
+//!   (RFC 3042; Linux gets it from counting dupacks out of the flight),
+//!   RACK-TLP (RFC 8985; `net.ipv4.tcp_recovery = 1`, with SACK).
 //! - `ns3`: ns-3's TcpSocketBase with TcpNewReno: +1 MSS per ACK in slow
 //!   start and MSS²/cwnd per ACK in congestion avoidance
 //!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
@@ -89,6 +90,7 @@ impl TcpProfile {
                 limited_transmit: true,
                 hystart: Some(HyStartFlavour::Linux),
                 rto_formula: RtoFormula::LinuxRttvarFloor,
+                rack_tlp: true,
                 ..rfc
             },
             TcpProfile::Ns3 => TcpRules {
@@ -223,6 +225,10 @@ pub struct TcpRules {
     /// The back-off stops doubling after this many timeouts (BSD's
     /// `tcp_backoff` table and ns-2's `maxbackoff_` stop at 64×).
     pub max_backoff_shift: u32,
+    /// RACK-TLP (RFC 8985) with SACK: losses found by time, lost
+    /// retransmissions included (`rack.rs`), and a tail loss probe after
+    /// about two round trips without an ACK (`tlp.rs`). Linux's default.
+    pub rack_tlp: bool,
 }
 
 impl Default for TcpRules {
@@ -239,6 +245,7 @@ impl Default for TcpRules {
             impatient_partial_acks: false,
             clock_tick: Duration::from_millis(1),
             max_backoff_shift: 16,
+            rack_tlp: false,
         }
     }
 }
