@@ -308,3 +308,40 @@ fn the_linux_profile_runs_rack_tlp_and_no_other_does() {
         assert_eq!(p.rules().rack_tlp, p == TcpProfile::Linux, "{p}");
     }
 }
+
+/// RTT samples taken by the client when its back-off ended, after a
+/// blackout of its data that backed the RTO off twice (no timestamps:
+/// the ACKs that repair the blackout cover retransmitted data and bring
+/// no sample under Karn's rule).
+fn samples_when_the_back_off_ends(cfg: TcpConfig) -> (u64, u64) {
+    let mut p = Pair::one_way(cfg, 2_000_000).script(|pk: &PacketInfo| {
+        let dark = pk.time > Time::from_millis(300) && pk.time < Time::from_millis(3500);
+        if pk.dir == CLIENT && pk.payload_len > 0 && dark {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.start();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts < 2));
+    let before = p.agents[CLIENT].stats().rtt.samples;
+    assert!(p.agents[CLIENT].rto() >= Duration::from_secs(4));
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].rto() >= Duration::from_secs(4)));
+    let after = p.agents[CLIENT].stats().rtt.samples;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    (before, after)
+}
+
+#[test]
+fn rfc_ends_the_back_off_once_data_sent_after_the_timeout_is_acked() {
+    let rfc = TcpConfig::new(TcpVariant::Cubic);
+    assert!(rfc.rules.new_data_ack_clears_backoff);
+    let (before, after) = samples_when_the_back_off_ends(rfc.clone());
+    assert_eq!(after, before, "the ACK of new data ends it, with no sample");
+    // Waiting for a fresh sample instead (Linux's rule) takes one more.
+    let mut karn = rfc;
+    karn.rules.new_data_ack_clears_backoff = false;
+    let (before, after) = samples_when_the_back_off_ends(karn);
+    assert_eq!(after, before + 1);
+}

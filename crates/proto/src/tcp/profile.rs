@@ -7,7 +7,8 @@
 //! them side by side with their sources:
 //!
 //! - `rfc`: RFC 5681 (byte-counting growth, ssthresh = FlightSize/2),
-//!   RFC 6675 recovery, RFC 6298 timer (minimum 1 s). What every
+//!   RFC 6675 recovery, RFC 6298 timer (minimum 1 s; the back-off ends
+//!   once data sent after the timeout is acknowledged, §5's note). What every
 //!   reproduction used before profiles existed; the default.
 //! - `linux`: PRR (RFC 6937), ssthresh from cwnd (`tcp_reno_ssthresh`), no
 //!   second ssthresh cut on a repeated RTO (`tcp_enter_loss`),
@@ -91,6 +92,9 @@ impl TcpProfile {
                 hystart: Some(HyStartFlavour::Linux),
                 rto_formula: RtoFormula::LinuxRttvarFloor,
                 rack_tlp: true,
+                // `icsk_backoff` is cleared only by a valid RTT sample
+                // (`tcp_ack_update_rtt`).
+                new_data_ack_clears_backoff: false,
                 ..rfc
             },
             TcpProfile::Ns3 => TcpRules {
@@ -109,6 +113,8 @@ impl TcpProfile {
                 ssthresh_base: SsthreshBase::WindowMin,
                 clock_tick: Duration::from_millis(500),
                 max_backoff_shift: 6,
+                // `t_rxtshift` is cleared by a timed segment's ACK only.
+                new_data_ack_clears_backoff: false,
                 ..rfc
             },
             TcpProfile::Ns2 => TcpRules {
@@ -116,6 +122,7 @@ impl TcpProfile {
                 ssthresh_base: SsthreshBase::WindowMin,
                 clock_tick: Duration::from_millis(100),
                 max_backoff_shift: 6,
+                new_data_ack_clears_backoff: false,
                 ..rfc
             },
         }
@@ -213,6 +220,14 @@ pub struct TcpRules {
     /// ending any back-off (ns-3's `NewAck`); otherwise the back-off stays
     /// until a fresh RTT sample (RFC 6298 §5.7's note, Karn).
     pub new_ack_clears_backoff: bool,
+    /// An ACK for data first sent after the last timeout (beyond the
+    /// `recover` point it set) recomputes the RTO from SRTT and RTTVAR,
+    /// ending the back-off even when it brings no RTT sample (it also
+    /// covers retransmitted data, which Karn's rule as Linux applies it
+    /// does not sample): RFC 6298 §5's note, "once new data has been sent
+    /// and acknowledged … collapsing RTO back down". Otherwise the
+    /// back-off waits for a fresh sample, which at heavy loss may not come.
+    pub new_data_ack_clears_backoff: bool,
     /// Only the first partial ACK of a recovery restarts the retransmission
     /// timer (RFC 6582 §4.3's Impatient variant; ns-3 restarts it with
     /// `NewAck(ack, m_isFirstPartialAck)`); otherwise every new ACK does
@@ -242,6 +257,7 @@ impl Default for TcpRules {
             hystart: None,
             rto_formula: RtoFormula::Rfc6298,
             new_ack_clears_backoff: false,
+            new_data_ack_clears_backoff: true,
             impatient_partial_acks: false,
             clock_tick: Duration::from_millis(1),
             max_backoff_shift: 16,

@@ -325,7 +325,10 @@ impl TcpAgent {
         self.consecutive_rtos = 0;
         self.persist_backoff = 0;
         let rtt = self.take_rtt_sample(net.now(), info, seg);
-        if self.cfg.rules.new_ack_clears_backoff {
+        let new_data_acked = self.recover.is_some_and(|r| ack > r);
+        if self.cfg.rules.new_ack_clears_backoff
+            || (self.cfg.rules.new_data_ack_clears_backoff && new_data_acked)
+        {
             self.rtt.clear_backoff();
         }
         let partial = self.recovery.is_some_and(|point| ack < point);
