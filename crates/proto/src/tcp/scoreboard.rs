@@ -447,6 +447,48 @@ mod tests {
     }
 
     #[test]
+    fn rack_marks_what_was_sent_before_the_newest_delivery_once_it_waited() {
+        // Segments sent at 0..5 ms; segment 3 (sent at 3 ms) is SACKed.
+        let mut b = board(5);
+        b.sack(1 + 3 * MSS, 1 + 4 * MSS);
+        let newest = b.take_newest_delivered().unwrap();
+        assert_eq!(newest.sent_at, Time::from_millis(3));
+        // Waiting 2 ms from its send time, at 3.5 ms: segments 0 and 1 are
+        // lost, segment 2 waits until 4 ms, segment 4 was sent after.
+        let wait = Duration::from_millis(2);
+        let (marked, pending) = b.rack_mark_lost(newest, wait, Time::from_micros(3500));
+        assert_eq!((marked, pending), (2, Some(Time::from_millis(4))));
+        assert!(b.get(0).lost && b.get(1).lost && !b.get(2).lost && !b.get(4).lost);
+        // A retransmission is lost again once a later one is delivered.
+        b.retransmitted(0, Time::from_millis(10));
+        b.retransmitted(1, Time::from_millis(11));
+        b.set_resent_cutoff(Time::from_millis(12));
+        b.sack(1 + MSS, 1 + 2 * MSS);
+        let newest = b.take_newest_delivered().unwrap();
+        assert_eq!(newest.sent_at, Time::from_millis(11));
+        let (marked, _) = b.rack_mark_lost(newest, wait, Time::from_millis(13));
+        assert_eq!(marked, 3, "the resent segment 0, and 2 and 4");
+        assert!(b.get(0).lost && b.get(2).lost && b.get(4).lost);
+    }
+
+    #[test]
+    fn a_late_original_is_reordering_and_a_quick_resend_is_no_delivery() {
+        let mut b = board(4);
+        b.sack(1 + 2 * MSS, 1 + 3 * MSS);
+        assert!(!b.reordering_seen());
+        // Segment 1 arrives after 2 though never resent: the path reorders.
+        b.sack(1 + MSS, 1 + 2 * MSS);
+        assert!(b.reordering_seen());
+        // A retransmission sent after the cutoff does not advance RACK.
+        b.take_newest_delivered();
+        b.mark_lost(0);
+        b.retransmitted(0, Time::from_millis(20));
+        b.set_resent_cutoff(Time::from_millis(15));
+        b.ack_to(1 + MSS);
+        assert_eq!(b.take_newest_delivered(), None);
+    }
+
+    #[test]
     fn rescue_finds_unsacked_unretransmitted_below_high_sack() {
         let mut b = board(5);
         b.sack(1 + 3 * MSS, 1 + 4 * MSS);
