@@ -42,7 +42,7 @@ pub struct ReproduceArgs {
     no_plots: bool,
     /// TCP profile of the TCP baselines (rfc, linux, ns3, xkernel-1998,
     /// ns2); the papers' own: `wwp --baseline xkernel-1998`, `e2tcp
-    /// --baseline ns2` (default rfc)
+    /// --baseline ns2`, `hop --baseline linux` (default rfc)
     #[arg(long)]
     baseline: Option<joulenet_proto::tcp::TcpProfile>,
 }

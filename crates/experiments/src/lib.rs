@@ -61,7 +61,8 @@ pub struct Options {
     /// Print the report to standard output as it is produced.
     pub echo: bool,
     /// The TCP profile of the TCP baselines (`--baseline`): `None` keeps
-    /// `rfc`; the papers' own are `xkernel-1998` (WWP) and `ns2` (E2TCP).
+    /// `rfc`; the papers' own are `xkernel-1998` (WWP), `ns2` (E2TCP) and
+    /// `linux` (Hop's testbed ran Linux 2.6's CUBIC).
     pub baseline: Option<TcpProfile>,
 }
 
@@ -99,6 +100,7 @@ fn baseline_line(paper: &str, baseline: Option<TcpProfile>) -> String {
     let own = match paper {
         "wwp" => "the paper's own: --baseline xkernel-1998",
         "e2tcp" => "the paper's own: --baseline ns2",
+        "hop" => "the paper's own, Linux 2.6's default TCP with CUBIC: --baseline linux",
         _ => "no profile switch for this paper's baselines",
     };
     let profile = baseline.unwrap_or_default();
@@ -159,9 +161,9 @@ pub fn reproduce(paper: &str, options: &Options) -> Result<Outcome, String> {
     }
     let out = options.out.clone();
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    if options.baseline.is_some() && !matches!(paper, "wwp" | "e2tcp") {
+    if options.baseline.is_some() && !matches!(paper, "wwp" | "e2tcp" | "hop") {
         return Err(format!(
-            "--baseline applies to the TCP baselines of wwp and e2tcp; {paper}'s comparisons keep the rfc profile (docs/reproduction/{paper}.md)"
+            "--baseline applies to the TCP baselines of wwp, e2tcp and hop; {paper}'s comparisons keep the rfc profile (docs/reproduction/{paper}.md)"
         ));
     }
     if paper == "rcp" {
@@ -512,7 +514,18 @@ pub(crate) fn paper(v: Option<f64>, prec: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::baseline_flows;
+    use super::{baseline_flows, baseline_line};
+    use joulenet_proto::tcp::TcpProfile;
+
+    #[test]
+    fn each_report_names_its_baseline_profile_and_the_papers_own() {
+        let hop = baseline_line("hop", Some(TcpProfile::Linux));
+        assert!(hop.starts_with("TCP baselines: profile \"linux\""), "{hop}");
+        assert!(hop.contains("--baseline linux"), "{hop}");
+        assert!(baseline_line("wwp", None).contains("--baseline xkernel-1998"));
+        assert!(baseline_line("e2tcp", None).contains("--baseline ns2"));
+        assert!(baseline_line("jtp", None).contains("no profile switch"));
+    }
 
     #[test]
     fn a_baseline_profile_goes_to_tcp_flows_only() {

@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::pair::{Fate, PacketInfo, Pair, CLIENT, SERVER};
+use common::pair::{Fate, Link, PacketInfo, Pair, CLIENT, SERVER};
 use joulenet_proto::tcp::{SsthreshBase, TcpConfig, TcpProfile, TcpVariant};
-use joulenet_proto::{Agent, Time};
+use joulenet_proto::{Agent, Duration, Time};
 
 const MSS: u64 = 1460;
 const LIMIT: Time = Time::from_secs(120);
@@ -207,4 +207,141 @@ fn the_impatient_rule_lets_a_long_recovery_time_out() {
     // runs to its end; ns-3 restarts it on the first partial ACK only.
     assert_eq!(timeouts_in_a_long_recovery(false), 0);
     assert!(timeouts_in_a_long_recovery(true) >= 1);
+}
+
+/// SACK with RACK-TLP switched on or off, the `rfc` profile otherwise.
+fn sack_with_rack_tlp(on: bool) -> TcpConfig {
+    let mut cfg = TcpConfig::new(TcpVariant::Sack);
+    cfg.rules.rack_tlp = on;
+    cfg
+}
+
+/// A transfer whose data segment `k` is lost, and its first
+/// retransmission too; returns the finished pair.
+fn lost_retransmission(cfg: TcpConfig) -> Pair {
+    let (mut target, mut drops) = (None, 0);
+    let mut p = Pair::one_way(cfg, 400_000).script(move |pk: &PacketInfo| {
+        if pk.dir == CLIENT && pk.data_index == Some(40) {
+            target = Some(pk.seq);
+        }
+        if pk.dir == CLIENT && pk.payload_len > 0 && Some(pk.seq) == target && drops < 2 {
+            drops += 1;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    p
+}
+
+#[test]
+fn rack_finds_a_lost_retransmission_without_waiting_for_the_rto() {
+    let rack = lost_retransmission(sack_with_rack_tlp(true));
+    let c = rack.agents[CLIENT].stats();
+    assert_eq!(c.timeouts, 0, "RACK resends the lost retransmission");
+    assert_eq!(c.fast_recoveries, 1);
+    assert!(rack.agents[CLIENT].gauge("rack_losses").unwrap() >= 1.0);
+    // RFC 6675 never marks a retransmitted segment lost again.
+    let plain = lost_retransmission(sack_with_rack_tlp(false));
+    assert_eq!(plain.agents[CLIENT].stats().timeouts, 1);
+    assert!(rack.now + Duration::from_millis(500) < plain.now);
+}
+
+/// A transfer of whole segments whose last three are lost. (A shorter
+/// last segment would come back sooner than RACK's min_RTT, and RACK
+/// would take its SACK for the original's, as Linux does.)
+fn lost_tail(cfg: TcpConfig) -> Pair {
+    let segments = 300;
+    let tail = segments - 3..segments;
+    let mut p = Pair::one_way(cfg, segments * MSS).script(move |pk: &PacketInfo| {
+        match (pk.dir, pk.data_index) {
+            (CLIENT, Some(k)) if tail.contains(&k) => Fate::Drop,
+            _ => Fate::Deliver,
+        }
+    });
+    p.start();
+    p
+}
+
+#[test]
+fn a_tail_loss_probe_repairs_a_lost_tail_without_a_timeout() {
+    let mut tlp = lost_tail(sack_with_rack_tlp(true));
+    assert!(
+        tlp.run_while(LIMIT, |p| p.agents[CLIENT].gauge("loss_probes")
+            == Some(0.0))
+    );
+    // The probe leaves PTO = 2·SRTT + 2 ms after the last ACK arrived
+    // (more than one segment in flight: no delayed-ACK allowance).
+    let srtt = tlp.agents[CLIENT].gauge("srtt_ms").unwrap();
+    let last_ack = tlp
+        .sent_by(SERVER)
+        .filter(|pk| pk.time < tlp.now)
+        .map(|pk| pk.time)
+        .max()
+        .unwrap();
+    let waited = (tlp.now - last_ack).as_millis_f64() - Link::default().delay.as_millis_f64();
+    let pto = 2.0 * srtt + 2.0;
+    assert!(
+        (waited - pto).abs() < 1.0,
+        "probe after {waited} ms, PTO {pto} ms"
+    );
+    assert!(tlp.run_until_closed(LIMIT));
+    tlp.assert_complete();
+    let c = tlp.agents[CLIENT].stats();
+    assert_eq!(
+        (c.timeouts, c.fast_recoveries),
+        (0, 1),
+        "SACK of the probe starts a recovery"
+    );
+    // Without the probe the tail waits for the RTO.
+    let mut plain = lost_tail(sack_with_rack_tlp(false));
+    assert!(plain.run_until_closed(LIMIT));
+    assert_eq!(plain.agents[CLIENT].stats().timeouts, 1);
+    assert!(tlp.now + Duration::from_millis(500) < plain.now);
+}
+
+#[test]
+fn the_linux_profile_runs_rack_tlp_and_no_other_does() {
+    for p in TcpProfile::ALL {
+        assert_eq!(p.rules().rack_tlp, p == TcpProfile::Linux, "{p}");
+    }
+}
+
+/// RTT samples taken by the client when its back-off ended, after a
+/// blackout of its data that backed the RTO off twice (no timestamps:
+/// the ACKs that repair the blackout cover retransmitted data and bring
+/// no sample under Karn's rule).
+fn samples_when_the_back_off_ends(cfg: TcpConfig) -> (u64, u64) {
+    let mut p = Pair::one_way(cfg, 2_000_000).script(|pk: &PacketInfo| {
+        let dark = pk.time > Time::from_millis(300) && pk.time < Time::from_millis(3500);
+        if pk.dir == CLIENT && pk.payload_len > 0 && dark {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.start();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts < 2));
+    let before = p.agents[CLIENT].stats().rtt.samples;
+    assert!(p.agents[CLIENT].rto() >= Duration::from_secs(4));
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].rto() >= Duration::from_secs(4)));
+    let after = p.agents[CLIENT].stats().rtt.samples;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    (before, after)
+}
+
+#[test]
+fn rfc_ends_the_back_off_once_data_sent_after_the_timeout_is_acked() {
+    let rfc = TcpConfig::new(TcpVariant::Cubic);
+    assert!(rfc.rules.new_data_ack_clears_backoff);
+    let (before, after) = samples_when_the_back_off_ends(rfc.clone());
+    assert_eq!(after, before, "the ACK of new data ends it, with no sample");
+    // Waiting for a fresh sample instead (Linux's rule) takes one more.
+    let mut karn = rfc;
+    karn.rules.new_data_ack_clears_backoff = false;
+    let (before, after) = samples_when_the_back_off_ends(karn);
+    assert_eq!(after, before + 1);
 }

@@ -212,6 +212,9 @@ fn options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
     if let Some(n) = t.int_in("dupack_threshold", 1, 100)? {
         c.dupack_threshold = n as u32;
     }
+    if let Some(on) = t.bool("rack_tlp")? {
+        c.rules.rack_tlp = on;
+    }
     if let Some(r) = t.str("rtt_sampling")? {
         c.rtt_sampling = r.parse().map_err(|e: String| t.error("rtt_sampling", e))?;
     }

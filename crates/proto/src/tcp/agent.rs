@@ -7,11 +7,13 @@ use joulenet_wire::SackBlock;
 use super::config::{TcpConfig, TcpVariant};
 use super::profile::Growth;
 use super::prr::Prr;
+use super::rack::Rack;
 use super::reassembly::Reassembly;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::send_buffer::SendBuffer;
 use super::seq::SeqSpace;
+use super::tlp::Tlp;
 use crate::cc::{CongestionControl, Cubic, NewReno};
 use crate::net::{Addr, Agent, Net, TimerId, TransportEvent, TxOpts};
 use crate::stats::TransportStats;
@@ -65,6 +67,10 @@ pub(crate) mod timer {
     pub const TIME_WAIT: TimerId = TimerId(3);
     /// The next paced transmission (`pacing.rs`).
     pub const PACE: TimerId = TimerId(4);
+    /// RACK-TLP's probe timeout (`tlp.rs`).
+    pub const LOSS_PROBE: TimerId = TimerId(5);
+    /// RACK's reordering timer (`rack.rs`).
+    pub const REORDER: TimerId = TimerId(6);
 }
 
 /// What the application sending through us has said last.
@@ -126,6 +132,12 @@ pub struct TcpAgent {
     /// Proportional Rate Reduction's state during a SACK recovery, when
     /// the profile uses it (`prr.rs`).
     pub(crate) prr: Option<Prr>,
+    /// RACK-TLP's state, when the profile uses it (`rack.rs`, `tlp.rs`),
+    /// and how often each acted: probes sent, segments RACK marked lost.
+    pub(crate) rack: Rack,
+    pub(crate) tlp: Tlp,
+    pub(crate) loss_probes: u64,
+    pub(crate) rack_losses: u64,
     /// Recovery point while in fast recovery.
     pub(crate) recovery: Option<u64>,
     /// Partial ACKs seen in this recovery (the impatient timer rule).
@@ -223,6 +235,10 @@ impl TcpAgent {
             dupacks: 0,
             lt_dupacks: 0,
             prr: None,
+            rack: Rack::default(),
+            tlp: Tlp::default(),
+            loss_probes: 0,
+            rack_losses: 0,
             recovery: None,
             partial_acks: 0,
             recover: None,
@@ -332,6 +348,8 @@ impl TcpAgent {
             timer::PERSIST,
             timer::TIME_WAIT,
             timer::PACE,
+            timer::LOSS_PROBE,
+            timer::REORDER,
         ] {
             self.timers.cancel(t);
         }
@@ -392,6 +410,9 @@ impl TcpAgent {
 
     fn on_rto(&mut self, net: &mut dyn Net) {
         self.rto_deadline = None;
+        if self.loss_probe_due(net.now()) && self.on_loss_probe(net) {
+            return;
+        }
         match self.state {
             TcpState::SynSent | TcpState::SynReceived => self.on_syn_timeout(net),
             s if s.sends_data() && self.snd_max > self.snd_una => self.on_data_timeout(net),
@@ -648,6 +669,8 @@ impl Agent for TcpAgent {
             "ooo_bytes" => self.reasm.bytes() as f64,
             "pacing_rate_pps" => self.pacing_rate_pps()?,
             "loss_event_rate" => self.loss_event_rate(),
+            "loss_probes" => self.loss_probes as f64,
+            "rack_losses" => self.rack_losses as f64,
             _ => return None,
         })
     }
@@ -668,6 +691,10 @@ impl TcpAgent {
             timer::PERSIST => self.on_persist(net),
             timer::TIME_WAIT if self.state == TcpState::TimeWait => self.enter_closed(net),
             timer::PACE => self.transmit(net),
+            timer::LOSS_PROBE => {
+                self.on_loss_probe(net);
+            }
+            timer::REORDER => self.on_reorder_timeout(net),
             _ => {}
         }
     }

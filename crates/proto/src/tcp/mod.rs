@@ -16,7 +16,8 @@
 //! on the sending host and `TcpAgent::server(cfg)` on the other. Both ends
 //! send what their application gives (`Net::app_read`) and deliver what they
 //! receive, so either direction, or both, may carry data. The agent uses
-//! timers 0–4 (RTO, delayed ACK, persist, TIME_WAIT, pacing), sends every segment
+//! timers 0–6 (RTO, delayed ACK, persist, TIME_WAIT, pacing, and
+//! RACK-TLP's loss probe and reordering timers), sends every segment
 //! with `TxOpts::ipv4(6)` and leaves the TCP checksum 0. Gauges: `cwnd`,
 //! `ssthresh`, `rwnd`, `flight` (bytes), `srtt_ms`, `rto_ms`.
 //!
@@ -33,7 +34,8 @@
 //!
 //! `TcpConfig::profile` chooses whose rules the connection follows where
 //! stacks differ (`profile.rs`: `rfc`, `linux`, `ns3`, and the papers'
-//! baselines `xkernel-1998` and `ns2`); PRR lives in `prr.rs`.
+//! baselines `xkernel-1998` and `ns2`); PRR lives in `prr.rs`, RACK-TLP
+//! (the `linux` profile's) in `rack.rs` and `tlp.rs`.
 //!
 //! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
 //! never wrap; only the wire sees 32-bit values.
@@ -48,6 +50,8 @@ mod pacing;
 mod pacing_tests;
 mod profile;
 mod prr;
+mod rack;
+mod rack_tlp;
 pub(crate) mod reassembly;
 mod receiver;
 pub(crate) mod rtt;
@@ -55,6 +59,7 @@ mod scoreboard;
 mod send_buffer;
 mod sender;
 pub(crate) mod seq;
+mod tlp;
 
 pub use agent::{TcpAgent, TcpState};
 pub use config::{DelayedAck, Pacing, ParseVariantError, RttSampling, TcpConfig, TcpVariant};

@@ -7,14 +7,16 @@
 //! them side by side with their sources:
 //!
 //! - `rfc`: RFC 5681 (byte-counting growth, ssthresh = FlightSize/2),
-//!   RFC 6675 recovery, RFC 6298 timer (minimum 1 s). What every
+//!   RFC 6675 recovery, RFC 6298 timer (minimum 1 s; the back-off ends
+//!   once data sent after the timeout is acknowledged, §5's note). What every
 //!   reproduction used before profiles existed; the default.
 //! - `linux`: PRR (RFC 6937), ssthresh from cwnd (`tcp_reno_ssthresh`), no
 //!   second ssthresh cut on a repeated RTO (`tcp_enter_loss`),
 //!   RTO = SRTT + max(4·RTTVAR, 200 ms) (`tcp_rtt_estimator`'s
 //!   `rttvar ≥ tcp_rto_min`), 120 s maximum, HyStart for CUBIC, no RTT
 //!   sample from an ACK covering retransmitted data, Limited Transmit
-//!   (RFC 3042; Linux gets it from counting dupacks out of the flight).
+//!   (RFC 3042; Linux gets it from counting dupacks out of the flight),
+//!   RACK-TLP (RFC 8985; `net.ipv4.tcp_recovery = 1`, with SACK).
 //! - `ns3`: ns-3's TcpSocketBase with TcpNewReno: +1 MSS per ACK in slow
 //!   start and MSS²/cwnd per ACK in congestion avoidance
 //!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
@@ -89,6 +91,10 @@ impl TcpProfile {
                 limited_transmit: true,
                 hystart: Some(HyStartFlavour::Linux),
                 rto_formula: RtoFormula::LinuxRttvarFloor,
+                rack_tlp: true,
+                // `icsk_backoff` is cleared only by a valid RTT sample
+                // (`tcp_ack_update_rtt`).
+                new_data_ack_clears_backoff: false,
                 ..rfc
             },
             TcpProfile::Ns3 => TcpRules {
@@ -107,6 +113,8 @@ impl TcpProfile {
                 ssthresh_base: SsthreshBase::WindowMin,
                 clock_tick: Duration::from_millis(500),
                 max_backoff_shift: 6,
+                // `t_rxtshift` is cleared by a timed segment's ACK only.
+                new_data_ack_clears_backoff: false,
                 ..rfc
             },
             TcpProfile::Ns2 => TcpRules {
@@ -114,6 +122,7 @@ impl TcpProfile {
                 ssthresh_base: SsthreshBase::WindowMin,
                 clock_tick: Duration::from_millis(100),
                 max_backoff_shift: 6,
+                new_data_ack_clears_backoff: false,
                 ..rfc
             },
         }
@@ -211,6 +220,14 @@ pub struct TcpRules {
     /// ending any back-off (ns-3's `NewAck`); otherwise the back-off stays
     /// until a fresh RTT sample (RFC 6298 §5.7's note, Karn).
     pub new_ack_clears_backoff: bool,
+    /// An ACK for data first sent after the last timeout (beyond the
+    /// `recover` point it set) recomputes the RTO from SRTT and RTTVAR,
+    /// ending the back-off even when it brings no RTT sample (it also
+    /// covers retransmitted data, which Karn's rule as Linux applies it
+    /// does not sample): RFC 6298 §5's note, "once new data has been sent
+    /// and acknowledged … collapsing RTO back down". Otherwise the
+    /// back-off waits for a fresh sample, which at heavy loss may not come.
+    pub new_data_ack_clears_backoff: bool,
     /// Only the first partial ACK of a recovery restarts the retransmission
     /// timer (RFC 6582 §4.3's Impatient variant; ns-3 restarts it with
     /// `NewAck(ack, m_isFirstPartialAck)`); otherwise every new ACK does
@@ -223,6 +240,10 @@ pub struct TcpRules {
     /// The back-off stops doubling after this many timeouts (BSD's
     /// `tcp_backoff` table and ns-2's `maxbackoff_` stop at 64×).
     pub max_backoff_shift: u32,
+    /// RACK-TLP (RFC 8985) with SACK: losses found by time, lost
+    /// retransmissions included (`rack.rs`), and a tail loss probe after
+    /// about two round trips without an ACK (`tlp.rs`). Linux's default.
+    pub rack_tlp: bool,
 }
 
 impl Default for TcpRules {
@@ -236,9 +257,11 @@ impl Default for TcpRules {
             hystart: None,
             rto_formula: RtoFormula::Rfc6298,
             new_ack_clears_backoff: false,
+            new_data_ack_clears_backoff: true,
             impatient_partial_acks: false,
             clock_tick: Duration::from_millis(1),
             max_backoff_shift: 16,
+            rack_tlp: false,
         }
     }
 }

@@ -11,7 +11,8 @@
 
 use std::collections::VecDeque;
 
-use crate::time::Time;
+use super::rack::Delivery;
+use crate::time::{Duration, Time};
 
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Segment {
@@ -60,6 +61,16 @@ pub(crate) struct Scoreboard {
     high_sacked: u64,
     /// Where the search for the next lost segment resumes (HighRxt).
     cursor: u64,
+    /// Segments SACKed above snd_una (RACK's dupthresh test).
+    sacked_segments: usize,
+    /// For RACK: the most recently sent segment delivered since the last
+    /// [`Scoreboard::take_newest_delivered`], leaving out retransmissions
+    /// sent after `resent_cutoff` (an ACK that quick was for the original).
+    newest_delivered: Option<Delivery>,
+    resent_cutoff: Time,
+    /// A never-retransmitted segment was delivered below one SACKed
+    /// before it: the path reorders (RACK.reordering_seen).
+    reordering_seen: bool,
 }
 
 impl Scoreboard {
@@ -68,6 +79,12 @@ impl Scoreboard {
     }
     pub(crate) fn sacked_bytes(&self) -> u64 {
         self.sacked
+    }
+    pub(crate) fn sacked_segments(&self) -> usize {
+        self.sacked_segments
+    }
+    pub(crate) fn reordering_seen(&self) -> bool {
+        self.reordering_seen
     }
     pub(crate) fn is_empty(&self) -> bool {
         self.segs.is_empty()
@@ -104,6 +121,9 @@ impl Scoreboard {
                 let seg = *front;
                 self.segs.pop_front();
                 self.forget(&seg, seg.len());
+                if !seg.sacked {
+                    self.delivered(&seg);
+                }
             } else {
                 if front.start < ack {
                     let cut = ack - front.start;
@@ -131,10 +151,41 @@ impl Scoreboard {
         }
         if seg.sacked {
             self.sacked -= len;
+            if len == seg.len() {
+                self.sacked_segments -= 1;
+            }
         }
         if seg.lost {
             self.lost -= 1;
         }
+    }
+
+    /// Segment `seg` reached the receiver (first ACKed or SACKed now).
+    fn delivered(&mut self, seg: &Segment) {
+        if !seg.retransmitted && seg.end < self.high_sacked {
+            self.reordering_seen = true;
+        }
+        if seg.retransmitted && seg.sent_at > self.resent_cutoff {
+            return;
+        }
+        let d = Delivery {
+            sent_at: seg.sent_at,
+            end: seg.end,
+        };
+        if self.newest_delivered.is_none_or(|n| d.sent_after(&n)) {
+            self.newest_delivered = Some(d);
+        }
+    }
+
+    /// RACK: before processing an ACK, retransmissions sent after
+    /// `cutoff` are not to count as delivered (`Rack::resent_cutoff`).
+    pub(crate) fn set_resent_cutoff(&mut self, cutoff: Time) {
+        self.resent_cutoff = cutoff;
+    }
+
+    /// The newest segment delivered since the last call.
+    pub(crate) fn take_newest_delivered(&mut self) -> Option<Delivery> {
+        self.newest_delivered.take()
     }
 
     /// Marks segments wholly inside `[left, right)` SACKed. True if any
@@ -147,11 +198,17 @@ impl Scoreboard {
             if s.start >= right {
                 break;
             }
-            if s.sacked || s.start < left || s.end > right {
+            // Our receivers' blocks end before a FIN (it is not held
+            // out of order), so a FIN segment counts once its data is in
+            // (a lone FIN never does).
+            let data_end = s.start + s.payload_len();
+            if s.sacked || s.start < left || data_end > right || data_end == s.start {
                 continue;
             }
             self.forget(&s, s.len());
+            self.delivered(&s);
             self.sacked += s.len();
+            self.sacked_segments += 1;
             let seg = &mut self.segs[i];
             seg.sacked = true;
             seg.lost = false;
@@ -178,6 +235,44 @@ impl Scoreboard {
                 self.mark_lost(i);
             }
         }
+    }
+
+    /// RACK's loss detection (RFC 8985 §6.2 step 5, Linux
+    /// `tcp_rack_detect_loss`): every segment neither SACKed nor awaiting
+    /// resending that was sent before `newest` and `wait` ago or longer is
+    /// lost — retransmissions too. Returns when the latest of the others
+    /// sent before `newest` will have waited long enough (the reordering
+    /// timer), and how many segments it marked.
+    pub(crate) fn rack_mark_lost(
+        &mut self,
+        newest: Delivery,
+        wait: Duration,
+        now: Time,
+    ) -> (usize, Option<Time>) {
+        let (mut marked, mut latest) = (0, None::<Time>);
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            let d = Delivery {
+                sent_at: s.sent_at,
+                end: s.end,
+            };
+            if s.sacked || s.lost || !newest.sent_after(&d) {
+                continue;
+            }
+            let deadline = s.sent_at + wait;
+            if deadline <= now {
+                self.mark_lost(i);
+                marked += 1;
+            } else {
+                latest = Some(latest.map_or(deadline, |l| l.max(deadline)));
+            }
+        }
+        (marked, latest)
+    }
+
+    /// The highest segment not SACKed: what a tail loss probe resends.
+    pub(crate) fn last_unsacked(&self) -> Option<usize> {
+        self.segs.iter().rposition(|s| !s.sacked)
     }
 
     /// Declares segment `idx` lost: it leaves the pipe and awaits resending.
@@ -349,6 +444,48 @@ mod tests {
         b.ack_to(1 + MSS / 2);
         assert_eq!(b.pipe(), 2 * MSS - MSS / 2);
         assert_eq!(b.get(0).start, 1 + MSS / 2);
+    }
+
+    #[test]
+    fn rack_marks_what_was_sent_before_the_newest_delivery_once_it_waited() {
+        // Segments sent at 0..5 ms; segment 3 (sent at 3 ms) is SACKed.
+        let mut b = board(5);
+        b.sack(1 + 3 * MSS, 1 + 4 * MSS);
+        let newest = b.take_newest_delivered().unwrap();
+        assert_eq!(newest.sent_at, Time::from_millis(3));
+        // Waiting 2 ms from its send time, at 3.5 ms: segments 0 and 1 are
+        // lost, segment 2 waits until 4 ms, segment 4 was sent after.
+        let wait = Duration::from_millis(2);
+        let (marked, pending) = b.rack_mark_lost(newest, wait, Time::from_micros(3500));
+        assert_eq!((marked, pending), (2, Some(Time::from_millis(4))));
+        assert!(b.get(0).lost && b.get(1).lost && !b.get(2).lost && !b.get(4).lost);
+        // A retransmission is lost again once a later one is delivered.
+        b.retransmitted(0, Time::from_millis(10));
+        b.retransmitted(1, Time::from_millis(11));
+        b.set_resent_cutoff(Time::from_millis(12));
+        b.sack(1 + MSS, 1 + 2 * MSS);
+        let newest = b.take_newest_delivered().unwrap();
+        assert_eq!(newest.sent_at, Time::from_millis(11));
+        let (marked, _) = b.rack_mark_lost(newest, wait, Time::from_millis(13));
+        assert_eq!(marked, 3, "the resent segment 0, and 2 and 4");
+        assert!(b.get(0).lost && b.get(2).lost && b.get(4).lost);
+    }
+
+    #[test]
+    fn a_late_original_is_reordering_and_a_quick_resend_is_no_delivery() {
+        let mut b = board(4);
+        b.sack(1 + 2 * MSS, 1 + 3 * MSS);
+        assert!(!b.reordering_seen());
+        // Segment 1 arrives after 2 though never resent: the path reorders.
+        b.sack(1 + MSS, 1 + 2 * MSS);
+        assert!(b.reordering_seen());
+        // A retransmission sent after the cutoff does not advance RACK.
+        b.take_newest_delivered();
+        b.mark_lost(0);
+        b.retransmitted(0, Time::from_millis(20));
+        b.set_resent_cutoff(Time::from_millis(15));
+        b.ack_to(1 + MSS);
+        assert_eq!(b.take_newest_delivered(), None);
     }
 
     #[test]

@@ -48,18 +48,23 @@ impl TcpAgent {
         if !self.state.sends_data() {
             return;
         }
+        let snd_max = self.snd_max;
         loop {
             self.fill_from_app(net);
             if self.pacing_holds(net) || !self.send_one(net) {
                 break;
             }
         }
+        if self.snd_max > snd_max {
+            // New data out: the tail may be lost (Linux `tcp_write_xmit`).
+            self.schedule_loss_probe(net);
+        }
         self.update_persist(net);
     }
 
     /// Reads from the application only as far as the windows could use soon,
     /// so the buffer does not hold data that cannot be sent.
-    fn fill_from_app(&mut self, net: &mut dyn Net) {
+    pub(crate) fn fill_from_app(&mut self, net: &mut dyn Net) {
         let want = self.cc.window().min(self.peer_wnd).max(self.mss);
         while self.app == AppState::Open && self.send_buf.free() > 0 && self.unsent() < want {
             let slot = self.send_buf.writable();
@@ -120,7 +125,7 @@ impl TcpAgent {
     }
 
     /// Length of the next new segment the receive window allows.
-    fn new_data_len(&self) -> Option<u64> {
+    pub(crate) fn new_data_len(&self) -> Option<u64> {
         if self.fin_seq.is_some() {
             return None;
         }
@@ -129,7 +134,7 @@ impl TcpAgent {
         (len > 0).then_some(len)
     }
 
-    fn send_new(&mut self, net: &mut dyn Net, len: u64) {
+    pub(crate) fn send_new(&mut self, net: &mut dyn Net, len: u64) {
         let seq = self.snd_max;
         let last = len == self.unsent();
         let fin = last && self.app == AppState::Finished;
@@ -187,7 +192,7 @@ impl TcpAgent {
         };
     }
 
-    fn retransmit(&mut self, net: &mut dyn Net, idx: usize) {
+    pub(crate) fn retransmit(&mut self, net: &mut dyn Net, idx: usize) {
         let seg = *self.board.get(idx);
         self.board.retransmitted(idx, net.now());
         let payload = seg.payload_len();
@@ -240,6 +245,8 @@ impl TcpAgent {
             return; // An old, reordered ACK: nothing to learn.
         }
         let old_wnd = self.peer_wnd;
+        let old_una = self.snd_una;
+        self.rack_before_ack(net.now());
         self.peer_wnd = (seg.window as u64) << self.snd_wscale;
         let delivered_before = self.snd_una + self.board.sacked_bytes();
         let sack_changed = self.uses_sack() && self.apply_sacks(seg);
@@ -256,6 +263,7 @@ impl TcpAgent {
         if sack_changed {
             self.on_sack_change(net);
         }
+        self.rack_tlp_on_ack(net, ack, ack > old_una);
         if self.recovery.is_some() {
             let delivered =
                 (self.snd_una + self.board.sacked_bytes()).saturating_sub(delivered_before);
@@ -317,7 +325,10 @@ impl TcpAgent {
         self.consecutive_rtos = 0;
         self.persist_backoff = 0;
         let rtt = self.take_rtt_sample(net.now(), info, seg);
-        if self.cfg.rules.new_ack_clears_backoff {
+        let new_data_acked = self.recover.is_some_and(|r| ack > r);
+        if self.cfg.rules.new_ack_clears_backoff
+            || (self.cfg.rules.new_data_ack_clears_backoff && new_data_acked)
+        {
             self.rtt.clear_backoff();
         }
         let partial = self.recovery.is_some_and(|point| ack < point);
@@ -418,7 +429,7 @@ impl TcpAgent {
         }
     }
 
-    fn enter_recovery(&mut self, net: &mut dyn Net) {
+    pub(crate) fn enter_recovery(&mut self, net: &mut dyn Net) {
         self.stats.fast_recoveries += 1;
         self.partial_acks = 0;
         self.loss_indications += 1;
@@ -443,7 +454,10 @@ impl TcpAgent {
                 if self.cfg.rules.prr {
                     self.prr = Some(Prr::start(self.flight()));
                 }
-                self.retransmit_head(net);
+                // RACK may start a recovery for a loss above the head.
+                if !self.rack_tlp_on() || self.board.head_lost() {
+                    self.retransmit_head(net);
+                }
             }
         }
     }
@@ -451,7 +465,7 @@ impl TcpAgent {
     /// What a loss halves into ssthresh, by the profile's rule. Without
     /// SACK the pipe counts each dupack as a segment that left, plus the
     /// one about to be resent (ns-3's `BytesInFlight() + segmentSize`).
-    fn loss_base(&self) -> u64 {
+    pub(crate) fn loss_base(&self) -> u64 {
         let pipe = if self.uses_sack() {
             self.board.pipe()
         } else {
@@ -526,6 +540,7 @@ impl TcpAgent {
         self.prr = None;
         self.recovery = None;
         self.eln_cwnd = None;
+        self.rack_tlp_on_timeout();
         self.recover = Some(self.snd_max);
         self.dupacks = 0;
         self.board.mark_all_lost();
