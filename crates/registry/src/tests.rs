@@ -120,6 +120,11 @@ fn options_errors_name_the_key() {
             "flow.tcp.max_rto",
         ),
         ("sack", "[tcp]\nsack = false", "flow.tcp.sack"),
+        (
+            "newreno",
+            "[tcp]\nstp_polls_per_rtt = 4",
+            "flow.tcp.stp_polls_per_rtt",
+        ),
         ("reno", "[tcp]\nmsss = 1000", "flow.tcp.msss"),
         (
             "wwp",
@@ -203,6 +208,10 @@ fn options_reach_the_configuration() {
     let spec = configure("sack", "[tcp]\nmss = 536\ndelayed_ack = false").unwrap();
     let c = spec.config_as::<joulenet_proto::tcp::TcpConfig>().unwrap();
     assert_eq!((c.mss, c.delayed_ack), (536, None));
+    let spec = configure("stp", "[tcp]\nstp_polls_per_rtt = 8").unwrap();
+    let c = spec.config_as::<joulenet_proto::tcp::TcpConfig>().unwrap();
+    assert_eq!(c.stp.map(|s| s.polls_per_rtt), Some(8));
+    assert_eq!(c.protocol_name(), "stp");
     let spec = configure(
         "e2tcp",
         "[e2tcp]\nsplit_at = \"b\"\nrelay_buffer = \"64KB\"",
