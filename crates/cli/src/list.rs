@@ -101,8 +101,10 @@ fn energy_models() {
             format!("{:.0} J", cell.capacity_j),
             cell.kibam.map_or_else(none, |k| format!("{:.3}", k.c)),
             cell.kibam.map_or_else(none, |k| format!("{:.3e}", k.k)),
-            cell.peukert.map_or_else(none, |p| format!("{:.2}", p.exponent)),
-            cell.peukert.map_or_else(none, |p| format!("{:.0}", p.rated_s / 3600.0)),
+            cell.peukert
+                .map_or_else(none, |p| format!("{:.2}", p.exponent)),
+            cell.peukert
+                .map_or_else(none, |p| format!("{:.0}", p.rated_s / 3600.0)),
             cell.description
         );
         println!("  {:<20} source: {}", "", cell.source);

@@ -191,7 +191,7 @@ protocol = "newreno"
 background = true
 [sweep]
 "topology.bottleneck.delay" = ["50ms", "150ms", "250ms"]
-"flows.0.protocol" = ["newreno", "rcp", "rcp-stp"]
+"flows.0.protocol" = ["newreno", "stp", "rcp", "rcp-stp"]
 "#;
 
 /// Figure 5c's background: "four HTTP traffic sources in each direction"
@@ -558,16 +558,18 @@ fn buffer_75_pct(r: &RunResult) -> f64 {
 /// flows from 50 s to 150 s and 5 more RCP flows from 100 s to 200 s, on
 /// the friendliness dumbbell; the paper plots each flow's sequence-number
 /// progression and compares the late groups' final heights and spread.
+/// Figure 4c's groups of five flows: protocol, start and stop (s).
+const MICRO_SCHEDULE: [(&str, usize, Option<usize>); 4] = [
+    ("sack", 0, None),
+    ("rcp", 0, None),
+    ("sack", 50, Some(150)),
+    ("rcp", 100, Some(200)),
+];
+
 fn microscopic() -> String {
     let mut t = friendliness(0, "200s");
     t.truncate(t.find("[[flows]]").unwrap_or(t.len()));
-    let groups = [
-        ("sack", 0, None),
-        ("rcp", 0, None),
-        ("sack", 50, Some(150)),
-        ("rcp", 100, Some(200)),
-    ];
-    for (g, (proto, start, stop)) in groups.into_iter().enumerate() {
+    for (g, (proto, start, stop)) in MICRO_SCHEDULE.into_iter().enumerate() {
         for j in 0..5 {
             let i = g * 5 + j;
             let _ = write!(
@@ -599,8 +601,11 @@ fn micro_table(
     files: &mut Vec<(&str, String)>,
     seeds: &[u64],
 ) -> Result<(), String> {
-    let sc = Scenario::parse_str(&microscopic(), "rcp-microscopic", ".".into())
-        .map_err(|e| e.to_string())?;
+    // Every flow's bytes delivered over time: the paper's sequence-number
+    // progression curves.
+    let text = microscopic() + "[output]\nseries = [\"delivered\"]\nseries_interval = \"1s\"\n";
+    let sc =
+        Scenario::parse_str(&text, "rcp-microscopic", ".".into()).map_err(|e| e.to_string())?;
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let runs = run_all(&sc, &sc.points(), seeds, jobs)?;
     let mut csv = String::from("seed,flow,protocol,start_s,delivered_mb\n");
@@ -632,7 +637,38 @@ fn micro_table(
         let _ = writeln!(out, "| {label} | {m:.2} | {lo:.2} | {hi:.2} |");
     }
     files.push(("microscopic.csv", csv));
+    files.push(("microscopic_series.csv", progression_csv(&runs[0])));
     Ok(())
+}
+
+/// Figure 4c's curves from one run: each flow's megabytes delivered at
+/// each sample, while the flow is running (from its start to its stop).
+fn progression_csv(r: &RunResult) -> String {
+    let mut csv = String::from("time_s,flow,protocol,delivered_mb\n");
+    for row in r.series.iter().filter(|row| row.series == "delivered") {
+        let Some(f) = row
+            .entity
+            .strip_prefix("flow")
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| r.flows.get(i))
+        else {
+            continue;
+        };
+        let stop = MICRO_SCHEDULE[f.flow / 5].2;
+        let running =
+            row.time_s >= f.start_s && stop.is_none_or(|stop| row.time_s <= stop as f64 + 1.0);
+        if running {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{:.4}",
+                row.time_s,
+                f.flow,
+                f.protocol,
+                row.value / 1e6
+            );
+        }
+    }
+    csv
 }
 
 /// Run the RCP / R²CP experiments; returns the report.
