@@ -57,13 +57,14 @@ fn runtime_codes_are_unique_and_round_trip() {
     assert!(multihomed.iter().all(|(c, _)| !codes.contains(c)));
     // The codes the runtime has used since framing v2 (docs/wire.md), and
     // rate-sack's, added with the registry.
-    let expected: [(u8, &str); 19] = [
+    let expected: [(u8, &str); 20] = [
         (1, "tahoe"),
         (2, "reno"),
         (3, "newreno"),
         (4, "sack"),
         (5, "cubic"),
         (6, "rate-sack"),
+        (7, "stp"),
         (16, "udp"),
         (17, "wwp"),
         (18, "e2tcp"),
