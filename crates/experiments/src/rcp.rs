@@ -329,9 +329,24 @@ fn friendliness(k: usize, stop: &str) -> String {
 /// Reverse-path loss: 20 forward flows of one protocol and `n` Pareto
 /// on/off UDP sources (500 kbit/s bursts, 1 s on, 2 s off) the other way.
 fn reverse_path(proto: &str, n: usize, stop: &str) -> String {
+    // `sack` keeps our TCP's delayed ACKs here (one per two segments), as
+    // Figure 4d always had; `sack-every-ack` acknowledges every segment as
+    // in every other figure (issue 21: both are shown).
+    let (proto, every_ack) = match proto {
+        REVERSE_EVERY_ACK => ("sack", true),
+        p => (p, false),
+    };
+    // `[flow.tcp]` would reach the UDP sources too (refused), so the
+    // every-segment setting goes on each forward flow.
     let mut t = friendliness(0, stop)
         .replace("\"sack\"", &format!("\"{proto}\""))
         .replace("[flow.tcp]\ndelayed_ack = false\n", "");
+    if every_ack {
+        t = t.replace(
+            "protocol = \"sack\"\n",
+            "protocol = \"sack\"\ntcp = { delayed_ack = false }\n",
+        );
+    }
     for i in 0..n {
         t.push_str(&format!(
             "[[flows]]\nfrom = \"r{}\"\nto = \"s{}\"\nprotocol = \"udp\"\nbackground = true\n\
@@ -342,6 +357,10 @@ fn reverse_path(proto: &str, n: usize, stop: &str) -> String {
     }
     t
 }
+
+/// Figure 4d's TCP-SACK acknowledging every segment (the label of the
+/// second TCP column).
+const REVERSE_EVERY_ACK: &str = "sack-every-ack";
 
 /// R²CP under fluctuating cross traffic: 10 Pareto on/off UDP sources on
 /// each path's backbone (500 kbit/s bursts, on 0.1c s, off 0.2c s).
@@ -801,10 +820,10 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         &[0, 25, 50, 75, 100]
     };
     let mut csv = String::from("sources,protocol,mean_mbps\n");
-    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mb/s (Figure 4d)\n\n| reverse sources | TCP-SACK | RCP |\n|---|---|---|\n");
+    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mb/s (Figure 4d; TCP-SACK with delayed ACKs, and acknowledging every segment as in the other figures)\n\n| reverse sources | TCP-SACK | TCP-SACK, ACK per segment | RCP |\n|---|---|---|---|\n");
     for &n in counts {
         let mut row = format!("| {n} |");
-        for proto in ["sack", "rcp"] {
+        for proto in ["sack", REVERSE_EVERY_ACK, "rcp"] {
             let sc =
                 Scenario::parse_str(&reverse_path(proto, n, stop_f), "rcp-reverse", ".".into())
                     .map_err(|e| e.to_string())?;
@@ -867,6 +886,20 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Figure 4d's two TCP-SACK settings: delayed ACKs, and an ACK per
+    /// segment set on each forward flow (a `[flow.tcp]` table would reach
+    /// the UDP sources and be refused).
+    #[test]
+    fn figure_4d_runs_tcp_sack_both_ways() {
+        let every = reverse_path(REVERSE_EVERY_ACK, 3, "1s");
+        let delayed = reverse_path("sack", 3, "1s");
+        assert_eq!(every.matches("tcp = { delayed_ack = false }").count(), 20);
+        assert!(!delayed.contains("delayed_ack"));
+        for text in [every, delayed] {
+            Scenario::parse_str(&text, "t", ".".into()).unwrap();
+        }
+    }
 
     /// Goodput (Mbit/s) of one point of the bandwidth-mismatch sweep.
     fn bw_point(text: &str, rate: &str, proto: &str) -> f64 {
