@@ -3,6 +3,7 @@
 writes (default results/reproduce/rcp/; the write-up's copy is
 docs/reproduction/rcp/). Usage: scripts/plot_rcp.py [DIR]"""
 import csv, re, sys, os
+from collections import defaultdict
 try:
     import matplotlib
 except ImportError:
@@ -48,6 +49,7 @@ plot("aggregation_p2p.csv", "rate", "goodput_mbps", "second path bandwidth (Mbit
 plot("aggregation_rtt.csv", "delay", "goodput_mbps", "second path backbone delay (ms)", "goodput Mbit/s", "aggregation_rtt.png", ideal=lambda x: 8)
 plot("aggregation_rtt.csv", "delay", "buffer_75_pct", "second path backbone delay (ms)", "% arrivals finding the buffer ≥ 75 % full", "aggregation_buffer.png")
 # Figure 4c: every flow's bytes over its life (seed 1), by group.
+MICRO_LABELS = ["TCP-SACK 0–200 s", "RCP 0–200 s", "TCP-SACK 50–150 s", "RCP 100–200 s"]
 micro = [r for r in rows("microscopic.csv") if r["seed"] == "1"]
 plt.figure(figsize=(5, 3.5))
 colors = {"sack": "tab:blue", "rcp": "tab:orange"}
@@ -57,6 +59,22 @@ for r in micro:
 plt.xticks([2, 7, 12, 17], ["TCP 0–200", "RCP 0–200", "TCP 50–150", "RCP 100–200"], fontsize=7)
 plt.ylabel("MB delivered per flow"); plt.grid(alpha=.3, axis="y"); plt.tight_layout()
 plt.savefig(os.path.join(d, "microscopic.png"), dpi=110); plt.close()
+# Figure 4c as the paper draws it: every flow's bytes delivered over time.
+if os.path.exists(os.path.join(d, "microscopic_series.csv")):
+    prog = defaultdict(list)
+    protos = {}
+    for r in rows("microscopic_series.csv"):
+        prog[int(r["flow"])].append((float(r["time_s"]), float(r["delivered_mb"])))
+        protos[int(r["flow"])] = r["protocol"]
+    plt.figure(figsize=(5.5, 4))
+    styles = {0: "-", 1: "-", 2: "--", 3: "--"}
+    for f, pts in sorted(prog.items()):
+        label = MICRO_LABELS[f // 5] if f % 5 == 0 else None
+        plt.plot([t for t, _ in pts], [v for _, v in pts], styles[f // 5],
+                 color=colors.get(protos[f], "gray"), lw=1, label=label)
+    plt.xlabel("time (s)"); plt.ylabel("MB delivered (sequence progression)")
+    plt.grid(alpha=.3); plt.legend(fontsize=7); plt.tight_layout()
+    plt.savefig(os.path.join(d, "microscopic_curves.png"), dpi=110); plt.close()
 fr = rows("friendliness.csv")
 plt.figure(figsize=(5, 3.5))
 k = [int(r["rcp_flows"]) for r in fr]

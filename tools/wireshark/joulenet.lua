@@ -50,7 +50,7 @@ local kind_names = {
 
 local protocol_names = {
     [1] = "tahoe", [2] = "reno", [3] = "newreno", [4] = "sack", [5] = "cubic",
-    [6] = "rate-sack", [16] = "udp", [17] = "wwp", [18] = "e2tcp", [19] = "rcp",
+    [6] = "rate-sack", [7] = "stp", [16] = "udp", [17] = "wwp", [18] = "e2tcp", [19] = "rcp",
     [20] = "rcp-stp", [21] = "hbh-tcp", [22] = "hop", [23] = "jtp", [24] = "jtp0",
     [25] = "jtp10", [26] = "jtp20", [27] = "atp", [28] = "r2cp", [29] = "r2cp-s",
     [30] = "r2cp-stripe", [31] = "e2tcp-split",

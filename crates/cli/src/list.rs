@@ -62,7 +62,7 @@ pub fn list() {
         "\nenergy policies (energy.policy): always_active, ideal, intermediate (active_weight)"
     );
     energy_models();
-    println!("\ntime series (output.series): cwnd, ssthresh, srtt_ms, rto_ms, flight, rwnd, rate, goodput, queue, channel, energy, residual (per node)");
+    println!("\ntime series (output.series): cwnd, ssthresh, srtt_ms, rto_ms, flight, rwnd, rate, goodput, delivered, queue, channel, energy, residual (per node)");
 }
 
 /// Energy models (`energy.model`) with their per-frame lines, and the
@@ -94,15 +94,19 @@ fn energy_models() {
     println!("\nbattery models (batteries.model): ideal, kibam (c, k 1/s), peukert (exponent, rated_hours)");
     println!("\ncell presets (batteries.cell):        capacity     kibam c   kibam k 1/s  peukert n  rated h");
     for cell in cells::CELLS {
+        let none = || "-".to_string();
         println!(
-            "  {:<20} {:>12} {:>10.3} {:>12.2e} {:>10.2} {:>8.0}   {}",
+            "  {:<20} {:>12} {:>10} {:>12} {:>10} {:>8}   {}",
             cell.name,
             format!("{:.0} J", cell.capacity_j),
-            cell.kibam.c,
-            cell.kibam.k,
-            cell.peukert.exponent,
-            cell.peukert.rated_s / 3600.0,
+            cell.kibam.map_or_else(none, |k| format!("{:.3}", k.c)),
+            cell.kibam.map_or_else(none, |k| format!("{:.3e}", k.k)),
+            cell.peukert
+                .map_or_else(none, |p| format!("{:.2}", p.exponent)),
+            cell.peukert
+                .map_or_else(none, |p| format!("{:.0}", p.rated_s / 3600.0)),
             cell.description
         );
+        println!("  {:<20} source: {}", "", cell.source);
     }
 }

@@ -191,7 +191,7 @@ protocol = "newreno"
 background = true
 [sweep]
 "topology.bottleneck.delay" = ["50ms", "150ms", "250ms"]
-"flows.0.protocol" = ["newreno", "rcp", "rcp-stp"]
+"flows.0.protocol" = ["newreno", "stp", "rcp", "rcp-stp"]
 "#;
 
 /// Figure 5c's background: "four HTTP traffic sources in each direction"
@@ -329,9 +329,24 @@ fn friendliness(k: usize, stop: &str) -> String {
 /// Reverse-path loss: 20 forward flows of one protocol and `n` Pareto
 /// on/off UDP sources (500 kbit/s bursts, 1 s on, 2 s off) the other way.
 fn reverse_path(proto: &str, n: usize, stop: &str) -> String {
+    // `sack` keeps our TCP's delayed ACKs here (one per two segments), as
+    // Figure 4d always had; `sack-every-ack` acknowledges every segment as
+    // in every other figure (issue 21: both are shown).
+    let (proto, every_ack) = match proto {
+        REVERSE_EVERY_ACK => ("sack", true),
+        p => (p, false),
+    };
+    // `[flow.tcp]` would reach the UDP sources too (refused), so the
+    // every-segment setting goes on each forward flow.
     let mut t = friendliness(0, stop)
         .replace("\"sack\"", &format!("\"{proto}\""))
         .replace("[flow.tcp]\ndelayed_ack = false\n", "");
+    if every_ack {
+        t = t.replace(
+            "protocol = \"sack\"\n",
+            "protocol = \"sack\"\ntcp = { delayed_ack = false }\n",
+        );
+    }
     for i in 0..n {
         t.push_str(&format!(
             "[[flows]]\nfrom = \"r{}\"\nto = \"s{}\"\nprotocol = \"udp\"\nbackground = true\n\
@@ -342,6 +357,10 @@ fn reverse_path(proto: &str, n: usize, stop: &str) -> String {
     }
     t
 }
+
+/// Figure 4d's TCP-SACK acknowledging every segment (the label of the
+/// second TCP column).
+const REVERSE_EVERY_ACK: &str = "sack-every-ack";
 
 /// R²CP under fluctuating cross traffic: 10 Pareto on/off UDP sources on
 /// each path's backbone (500 kbit/s bursts, on 0.1c s, off 0.2c s).
@@ -736,16 +755,18 @@ fn buffer_75_pct(r: &RunResult) -> f64 {
 /// flows from 50 s to 150 s and 5 more RCP flows from 100 s to 200 s, on
 /// the friendliness dumbbell; the paper plots each flow's sequence-number
 /// progression and compares the late groups' final heights and spread.
+/// Figure 4c's groups of five flows: protocol, start and stop (s).
+const MICRO_SCHEDULE: [(&str, usize, Option<usize>); 4] = [
+    ("sack", 0, None),
+    ("rcp", 0, None),
+    ("sack", 50, Some(150)),
+    ("rcp", 100, Some(200)),
+];
+
 fn microscopic() -> String {
     let mut t = friendliness(0, "200s");
     t.truncate(t.find("[[flows]]").unwrap_or(t.len()));
-    let groups = [
-        ("sack", 0, None),
-        ("rcp", 0, None),
-        ("sack", 50, Some(150)),
-        ("rcp", 100, Some(200)),
-    ];
-    for (g, (proto, start, stop)) in groups.into_iter().enumerate() {
+    for (g, (proto, start, stop)) in MICRO_SCHEDULE.into_iter().enumerate() {
         for j in 0..5 {
             let i = g * 5 + j;
             let _ = write!(
@@ -777,8 +798,11 @@ fn micro_table(
     files: &mut Vec<(&str, String)>,
     seeds: &[u64],
 ) -> Result<(), String> {
-    let sc = Scenario::parse_str(&microscopic(), "rcp-microscopic", ".".into())
-        .map_err(|e| e.to_string())?;
+    // Every flow's bytes delivered over time: the paper's sequence-number
+    // progression curves.
+    let text = microscopic() + "[output]\nseries = [\"delivered\"]\nseries_interval = \"1s\"\n";
+    let sc =
+        Scenario::parse_str(&text, "rcp-microscopic", ".".into()).map_err(|e| e.to_string())?;
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let runs = run_all(&sc, &sc.points(), seeds, jobs)?;
     let mut csv = String::from("seed,flow,protocol,start_s,delivered_mb\n");
@@ -810,7 +834,38 @@ fn micro_table(
         let _ = writeln!(out, "| {label} | {m:.2} | {lo:.2} | {hi:.2} |");
     }
     files.push(("microscopic.csv", csv));
+    files.push(("microscopic_series.csv", progression_csv(&runs[0])));
     Ok(())
+}
+
+/// Figure 4c's curves from one run: each flow's megabytes delivered at
+/// each sample, while the flow is running (from its start to its stop).
+fn progression_csv(r: &RunResult) -> String {
+    let mut csv = String::from("time_s,flow,protocol,delivered_mb\n");
+    for row in r.series.iter().filter(|row| row.series == "delivered") {
+        let Some(f) = row
+            .entity
+            .strip_prefix("flow")
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| r.flows.get(i))
+        else {
+            continue;
+        };
+        let stop = MICRO_SCHEDULE[f.flow / 5].2;
+        let running =
+            row.time_s >= f.start_s && stop.is_none_or(|stop| row.time_s <= stop as f64 + 1.0);
+        if running {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{:.4}",
+                row.time_s,
+                f.flow,
+                f.protocol,
+                row.value / 1e6
+            );
+        }
+    }
+    csv
 }
 
 /// Run the RCP / R²CP experiments; returns the report.
@@ -1053,10 +1108,10 @@ pub fn reproduce(args: &Options) -> Result<String, String> {
         &[0, 25, 50, 75, 100]
     };
     let mut csv = String::from("sources,protocol,mean_mbps\n");
-    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mbit/s (Figure 4d)\n\n| reverse sources | TCP-SACK | RCP |\n|---|---|---|\n");
+    out.push_str("\n## Reverse-path loss: 20 forward flows, 0–100 Pareto on/off UDP sources on the reverse path, mean per-flow goodput Mbit/s (Figure 4d; TCP-SACK with delayed ACKs, and acknowledging every segment as in the other figures)\n\n| reverse sources | TCP-SACK | TCP-SACK, ACK per segment | RCP |\n|---|---|---|---|\n");
     for &n in counts {
         let mut row = format!("| {n} |");
-        for proto in ["sack", "rcp"] {
+        for proto in ["sack", REVERSE_EVERY_ACK, "rcp"] {
             let sc =
                 Scenario::parse_str(&reverse_path(proto, n, stop_f), "rcp-reverse", ".".into())
                     .map_err(|e| e.to_string())?;
@@ -1185,6 +1240,20 @@ mod tests {
     }
 
     use super::*;
+
+    /// Figure 4d's two TCP-SACK settings: delayed ACKs, and an ACK per
+    /// segment set on each forward flow (a `[flow.tcp]` table would reach
+    /// the UDP sources and be refused).
+    #[test]
+    fn figure_4d_runs_tcp_sack_both_ways() {
+        let every = reverse_path(REVERSE_EVERY_ACK, 3, "1s");
+        let delayed = reverse_path("sack", 3, "1s");
+        assert_eq!(every.matches("tcp = { delayed_ack = false }").count(), 20);
+        assert!(!delayed.contains("delayed_ack"));
+        for text in [every, delayed] {
+            Scenario::parse_str(&text, "t", ".".into()).unwrap();
+        }
+    }
 
     /// Goodput (Mbit/s) of one point of the bandwidth-mismatch sweep.
     fn bw_point(text: &str, rate: &str, proto: &str) -> f64 {

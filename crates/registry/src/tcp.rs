@@ -1,6 +1,6 @@
 //! The TCP family: `tahoe`, `reno`, `newreno`, `sack`, `cubic`, the JTP
-//! paper's `rate-sack` (SACK paced at the PFTK rate) and the RCP paper's
-//! `tcp-eln`. Options under `[flow.tcp]`.
+//! paper's `rate-sack` (SACK paced at the PFTK rate), and the RCP paper's
+//! `tcp-eln` and `stp` (Henderson and Katz's Satellite Transport Protocol). Options under `[flow.tcp]`.
 
 use std::any::Any;
 
@@ -57,6 +57,13 @@ pub const ENTRIES: &[Entry] = &[
         options: Some("tcp"),
         wire: Wire::Code(6),
         make: || Box::new(Tcp(TcpConfig::rate_sack())),
+    },
+    Entry {
+        name: "stp",
+        about: "STP (Henderson & Katz), the RCP paper's sender-side satellite baseline: the sender polls, the receiver reports (cumulative ACK and SACK gaps) only when polled or on a new gap, every reported gap is resent",
+        options: Some("tcp"),
+        wire: Wire::Code(7),
+        make: || Box::new(Tcp(TcpConfig::stp())),
     },
     Entry {
         name: "tcp-eln",
@@ -217,6 +224,12 @@ fn options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
     }
     if let Some(r) = t.str("rtt_sampling")? {
         c.rtt_sampling = r.parse().map_err(|e: String| t.error("rtt_sampling", e))?;
+    }
+    if let Some(n) = t.int_in("stp_polls_per_rtt", 1, 64)? {
+        let Some(stp) = c.stp.as_mut() else {
+            return Err(t.error("stp_polls_per_rtt", "only meaningful with protocol \"stp\""));
+        };
+        stp.polls_per_rtt = n as u32;
     }
     Ok(())
 }

@@ -57,13 +57,14 @@ fn runtime_codes_are_unique_and_round_trip() {
     assert!(multihomed.iter().all(|(c, _)| !codes.contains(c)));
     // The codes the runtime has used since framing v2 (docs/wire.md), and
     // rate-sack's, added with the registry.
-    let expected: [(u8, &str); 19] = [
+    let expected: [(u8, &str); 20] = [
         (1, "tahoe"),
         (2, "reno"),
         (3, "newreno"),
         (4, "sack"),
         (5, "cubic"),
         (6, "rate-sack"),
+        (7, "stp"),
         (16, "udp"),
         (17, "wwp"),
         (18, "e2tcp"),
@@ -120,6 +121,11 @@ fn options_errors_name_the_key() {
             "flow.tcp.max_rto",
         ),
         ("sack", "[tcp]\nsack = false", "flow.tcp.sack"),
+        (
+            "newreno",
+            "[tcp]\nstp_polls_per_rtt = 4",
+            "flow.tcp.stp_polls_per_rtt",
+        ),
         ("reno", "[tcp]\nmsss = 1000", "flow.tcp.msss"),
         (
             "wwp",
@@ -203,6 +209,10 @@ fn options_reach_the_configuration() {
     let spec = configure("sack", "[tcp]\nmss = 536\ndelayed_ack = false").unwrap();
     let c = spec.config_as::<joulenet_proto::tcp::TcpConfig>().unwrap();
     assert_eq!((c.mss, c.delayed_ack), (536, None));
+    let spec = configure("stp", "[tcp]\nstp_polls_per_rtt = 8").unwrap();
+    let c = spec.config_as::<joulenet_proto::tcp::TcpConfig>().unwrap();
+    assert_eq!(c.stp.map(|s| s.polls_per_rtt), Some(8));
+    assert_eq!(c.protocol_name(), "stp");
     let spec = configure(
         "e2tcp",
         "[e2tcp]\nsplit_at = \"b\"\nrelay_buffer = \"64KB\"",

@@ -90,6 +90,19 @@ impl Sampler {
                         });
                     }
                 }
+                "delivered" => {
+                    // Bytes delivered so far: the sequence-number
+                    // progression the RCP paper's Figure 4c plots.
+                    for f in 0..flows {
+                        let (_, s) = sim.flow_agents[f];
+                        self.rows.push(SeriesRow {
+                            time_s: t,
+                            series: name.clone(),
+                            entity: format!("flow{f}"),
+                            value: sim.endpoints[s as usize].sink.delivered as f64,
+                        });
+                    }
+                }
                 "residual" | "energy" => {
                     for n in 0..sim.core.nodes.len() {
                         let used = sim.core.node_energy(n as u32);

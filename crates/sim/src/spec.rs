@@ -82,7 +82,7 @@ pub struct FlowSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputSpec {
     /// Time series to sample: "cwnd", "ssthresh", "srtt_ms", "rto_ms",
-    /// "flight", "rate", "goodput", "queue", "channel", or any agent gauge.
+    /// "flight", "rate", "goodput", "delivered", "queue", "channel", or any agent gauge.
     pub series: Vec<String>,
     pub series_interval: Duration,
     pub pcap: bool,

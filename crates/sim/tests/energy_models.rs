@@ -196,6 +196,16 @@ fn bad_energy_keys_name_the_key() {
         err("[[batteries]]\nnode = 1\ncapacity = \"5J\"\nmodel = \"kibam\"\nc = 1.5\nk = 1")
             .contains("batteries[0].c")
     );
+    // A cell without cited KiBaM values does not lend it made-up ones.
+    let uncited = err("[[batteries]]\nnode = 1\ncell = \"aa-alkaline-2s\"\nmodel = \"kibam\"");
+    assert!(
+        uncited.contains("batteries[0].c") && uncited.contains("no cited parameters"),
+        "{uncited}"
+    );
+    // The Itsy cell's cited fit is used when none is given.
+    scenario(&chain(
+        "[[batteries]]\nnode = 1\ncell = \"itsy-li-ion\"\nmodel = \"kibam\"",
+    ));
     assert!(err("[energy]\nmodel = \"magic\"").contains("energy.model"));
     assert!(err("[energy]\nper_packet = \"feeney-nilsson\"").contains("energy.per_packet"));
     assert!(

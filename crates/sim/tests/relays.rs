@@ -206,6 +206,32 @@ fn hop_by_hop_tcp_terminates_at_every_node_and_delivers_exactly() {
     assert_eq!(format!("{:?}", again.nodes), format!("{:?}", r.nodes));
 }
 
+/// The flow's byte counts include its relays' connections (issue 21): on
+/// four hops every byte is sent once per hop, so the flow's first sendings
+/// of data carry the file four times, and each hop's losses show as its
+/// retransmissions. Before, the counts were the first hop's sender's alone
+/// (one copy of the file).
+#[test]
+fn hop_by_hop_tcp_flow_counts_include_the_relays() {
+    let s = scenario(HBH);
+    let r = run(&s, &s.points()[0], 3, &mut |_| {}).unwrap();
+    let f = &r.flows[0];
+    assert!(f.completed);
+    let file = 500_000;
+    assert!(
+        f.data_bytes >= 4 * file,
+        "{} data bytes for a {file}-byte file over 4 hops",
+        f.data_bytes
+    );
+    let relays: u64 = r.nodes[1..=3].iter().map(|n| n.relay_bytes_sent).sum();
+    assert!(
+        f.transport_bytes >= relays,
+        "{} transport bytes, relays sent {relays}",
+        f.transport_bytes
+    );
+    assert!(f.retransmitted_packets > 0, "5 % loss on every hop");
+}
+
 #[test]
 fn hop_by_hop_tcp_over_an_80211_chain() {
     let text = r#"

@@ -306,3 +306,33 @@ fn shipped_split_scenario_has_a_wired_host() {
     assert_eq!(f.bytes_delivered, 200_000);
     assert!(f.data_bytes >= 2 * 200_000, "{} data bytes", f.data_bytes);
 }
+
+/// The `delivered` series is each flow's sequence progression (the RCP
+/// paper's Figure 4c): bytes delivered so far, never falling, up to the
+/// flow's total.
+#[test]
+fn delivered_series_is_the_flows_progression() {
+    let text = TWO_NODES
+        .replace("[sweep]\n\"flow.protocol\" = [\"wwp\", \"e2tcp\"]\n", "")
+        .replace("[flow]\n", "[flow]\nprotocol = \"e2tcp\"\n")
+        + "[output]\nseries = [\"delivered\"]\nseries_interval = \"500ms\"\n";
+    let r = run_text(&text).remove(0);
+    let f = &r.flows[0];
+    assert!(f.completed);
+    let values: Vec<f64> = r
+        .series
+        .iter()
+        .filter(|row| row.series == "delivered" && row.entity == "flow0")
+        .map(|row| row.value)
+        .collect();
+    assert!(values.len() > 3, "{values:?}");
+    assert!(values.windows(2).all(|w| w[1] >= w[0]), "{values:?}");
+    let (last, total) = (*values.last().unwrap(), f.bytes_delivered as f64);
+    assert!(values[0] < total);
+    // The run ends at completion, so the last sample may precede it by at
+    // most one interval's worth of the 2 Mbit/s link.
+    assert!(
+        last <= total && total - last <= 2e6 / 8.0 * 0.5,
+        "{last} of {total}"
+    );
+}

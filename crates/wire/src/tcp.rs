@@ -58,6 +58,11 @@ mod option {
 /// joulenet's own and not registered with IANA.
 pub const ELN_EXID: u16 = 0x454c;
 
+/// The experiment identifier of STP's POLL (ASCII "PL"; Henderson & Katz's
+/// Satellite Transport Protocol asks the receiver for a status report with
+/// it). joulenet's own, not registered with IANA.
+pub const POLL_EXID: u16 = 0x504c;
+
 /// A read/write view of a TCP segment in a byte buffer.
 #[derive(Debug, Clone)]
 pub struct TcpPacket<T: AsRef<[u8]>> {
@@ -333,6 +338,9 @@ pub struct TcpOptions {
     /// receiver's wireless hop, not to congestion. One flag, so it can name
     /// only the first hole.
     pub eln: bool,
+    /// STP's POLL: the sender asks for a status report (an ACK with SACK
+    /// blocks) now; an STP receiver acknowledges nothing else but new gaps.
+    pub poll: bool,
 }
 
 // Emitted sizes: every option is aligned to 4 bytes with leading NOPs, which
@@ -361,6 +369,9 @@ impl TcpOptions {
             n += TIMESTAMPS_LEN;
         }
         if self.eln {
+            n += ELN_LEN;
+        }
+        if self.poll {
             n += ELN_LEN;
         }
         n
@@ -439,6 +450,14 @@ impl TcpOptions {
                 }
                 self.eln = true;
             }
+            (option::EXPERIMENT, n)
+                if n >= 2 && u16::from_be_bytes([body[0], body[1]]) == POLL_EXID =>
+            {
+                if n != 2 {
+                    return Err(Error::Malformed);
+                }
+                self.poll = true;
+            }
             (option::MSS | option::WINDOW_SCALE | option::SACK_PERMITTED, _)
             | (option::TIMESTAMPS | option::SACK, _) => return Err(Error::Malformed),
             _ => {} // Unknown options are skipped, as RFC 9293 §3.1 requires.
@@ -467,6 +486,10 @@ impl TcpOptions {
         if self.eln {
             w.put(&[option::EXPERIMENT, ELN_LEN as u8]);
             w.put(&ELN_EXID.to_be_bytes());
+        }
+        if self.poll {
+            w.put(&[option::EXPERIMENT, ELN_LEN as u8]);
+            w.put(&POLL_EXID.to_be_bytes());
         }
         let n = self.emitted_sack_blocks();
         if n > 0 {
@@ -634,6 +657,7 @@ mod tests {
             sack_blocks: SackBlocks::new(),
             timestamps: Some((1, 0)),
             eln: false,
+            poll: false,
         };
         let buf = round_trip(&r);
         assert_eq!(r.header_len(), 44);
@@ -725,6 +749,17 @@ mod tests {
     }
 
     #[test]
+    fn stp_poll_round_trips_and_a_long_one_is_malformed() {
+        let mut r = repr(&[]);
+        r.options.poll = true;
+        let buf = round_trip(&r);
+        let parsed = parse(&buf).unwrap();
+        assert!(parsed.options.poll && !parsed.options.eln);
+        let long = header_with_options(&[option::EXPERIMENT, 5, 0x50, 0x4c, 0]);
+        assert_eq!(parse(&long).err(), Some(Error::Malformed));
+    }
+
+    #[test]
     fn header_never_exceeds_sixty_bytes() {
         let mut r = repr(&[]);
         r.options = TcpOptions {
@@ -734,6 +769,7 @@ mod tests {
             sack_blocks: sack(&[(1, 2), (3, 4), (5, 6), (7, 8)]),
             timestamps: Some((1, 2)),
             eln: true,
+            poll: true,
         };
         assert!(r.header_len() <= 60);
         let mut buf = Vec::new();
@@ -874,9 +910,10 @@ mod tests {
             proptest::collection::vec(any::<(u32, u32)>(), 0..=4),
             any::<Option<(u32, u32)>>(),
             any::<bool>(),
+            any::<bool>(),
         )
             .prop_map(
-                |(mss, window_scale, sack_permitted, blocks, timestamps, eln)| {
+                |(mss, window_scale, sack_permitted, blocks, timestamps, eln, poll)| {
                     let mut o = TcpOptions {
                         mss,
                         window_scale,
@@ -884,6 +921,7 @@ mod tests {
                         sack_blocks: sack(&blocks),
                         timestamps,
                         eln,
+                        poll,
                     };
                     let fit = o.max_sack_blocks();
                     o.sack_blocks.truncate(fit);

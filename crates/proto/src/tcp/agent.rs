@@ -71,6 +71,8 @@ pub(crate) mod timer {
     pub const LOSS_PROBE: TimerId = TimerId(5);
     /// RACK's reordering timer (`rack.rs`).
     pub const REORDER: TimerId = TimerId(6);
+    /// STP's poll timer (`stp.rs`).
+    pub const POLL: TimerId = TimerId(7);
 }
 
 /// What the application sending through us has said last.
@@ -161,6 +163,15 @@ pub struct TcpAgent {
     pub(crate) unacked_segments: u32,
     /// An acknowledgment must go out before this callback returns.
     pub(crate) ack_now: bool,
+    /// STP (`stp.rs`), sender: when the next POLL is due, whether the poll
+    /// timer forces one on the next segment, and how many were sent.
+    pub(crate) stp_next_poll: Time,
+    pub(crate) stp_force_poll: bool,
+    pub(crate) stp_polls: u64,
+    /// STP, sender: retransmissions a report showed lost and resent.
+    pub(crate) stp_resent_again: u64,
+    /// STP, receiver: the end of the highest data received.
+    pub(crate) stp_highest: u64,
     pub(crate) ts_recent: u32,
 
     // Explicit loss notification (`eln.rs`).
@@ -255,6 +266,11 @@ impl TcpAgent {
             fin_received: false,
             unacked_segments: 0,
             ack_now: false,
+            stp_next_poll: Time::ZERO,
+            stp_force_poll: false,
+            stp_polls: 0,
+            stp_resent_again: 0,
+            stp_highest: 0,
             ts_recent: 0,
             eln_lost: Default::default(),
             eln_reports: 0,
@@ -468,6 +484,8 @@ impl TcpAgent {
     ) {
         let Some(peer) = self.peer else { return };
         let payload_len = data.map_or(0, |(_, len)| len);
+        let mut options = options;
+        self.stp_mark_poll(net, &mut options, payload_len > 0 || flags.fin);
         let repr = TcpRepr {
             src_port: self.local_port,
             dst_port: self.peer_port,
@@ -560,6 +578,11 @@ pub(crate) fn ms_clock(now: Time) -> u32 {
 
 pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
     let iw = (cfg.initial_window.max(1) as u64).saturating_mul(mss);
+    if cfg.stp.is_some() {
+        // STP's reports are sparse: count every byte they acknowledge,
+        // without RFC 3465's per-ACK cap (`cc/stp.rs`).
+        return Box::new(NewReno::stp_like(mss, iw, cfg.initial_ssthresh));
+    }
     match cfg.variant {
         TcpVariant::Cubic => {
             let cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
@@ -671,6 +694,8 @@ impl Agent for TcpAgent {
             "loss_event_rate" => self.loss_event_rate(),
             "loss_probes" => self.loss_probes as f64,
             "rack_losses" => self.rack_losses as f64,
+            "stp_polls" => self.stp_polls as f64,
+            "stp_resent_again" => self.stp_resent_again as f64,
             _ => return None,
         })
     }
@@ -695,6 +720,7 @@ impl TcpAgent {
                 self.on_loss_probe(net);
             }
             timer::REORDER => self.on_reorder_timeout(net),
+            timer::POLL => self.on_poll_timer(net),
             _ => {}
         }
     }

@@ -137,6 +137,9 @@ pub struct TcpConfig {
     pub profile: TcpProfile,
     /// The rules in which stacks differ (`profile.rs`).
     pub rules: TcpRules,
+    /// STP's polled status reports instead of per-segment ACKs (`stp.rs`);
+    /// both ends of an STP connection set it.
+    pub stp: Option<super::Stp>,
 }
 
 /// Sender pacing. Whatever the pacing, the congestion and receive windows
@@ -210,6 +213,20 @@ impl TcpConfig {
             pacing: Pacing::Off,
             profile: TcpProfile::Rfc,
             rules: TcpRules::default(),
+            stp: None,
+        }
+    }
+
+    /// STP (Henderson & Katz; `stp.rs`): SACK recovery in which any gap a
+    /// status report names is lost, no duplicate-ACK counting, byte-counted
+    /// window growth, and the receiver reporting only when polled or on a
+    /// new gap.
+    pub fn stp() -> TcpConfig {
+        TcpConfig {
+            delayed_ack: None,
+            dupack_threshold: 1,
+            stp: Some(super::Stp::default()),
+            ..TcpConfig::new(TcpVariant::Sack)
         }
     }
 
@@ -233,6 +250,8 @@ impl TcpConfig {
     pub fn protocol_name(&self) -> &'static str {
         if self.eln {
             "tcp-eln"
+        } else if self.stp.is_some() {
+            "stp"
         } else if matches!(self.pacing, Pacing::Pftk { .. }) {
             "rate-sack"
         } else {

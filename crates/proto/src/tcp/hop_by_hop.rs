@@ -35,4 +35,7 @@ pub fn hop_by_hop_relay(cfg: TcpConfig) -> PerFlow<SplitConnection> {
             ))
         }),
     )
+    // Each relay is an end of two of the flow's connections: keep its
+    // counters per flow so the flow's byte counts include every hop.
+    .accounting_per_flow()
 }

@@ -32,6 +32,11 @@
 //! equation's rate (`pacing.rs`; timer 4), with delayed ACKs. Gauges:
 //! `pacing_rate_pps`, `loss_event_rate`.
 //!
+//! `TcpConfig::stp()` is Henderson and Katz's Satellite Transport Protocol
+//! (`stp.rs`; protocol `stp`, the RCP paper's Figure 5c baseline): the
+//! receiver reports only when polled or on a new gap, the sender polls on
+//! timer 5 and takes every reported gap as lost. Gauge: `stp_polls`.
+//!
 //! `TcpConfig::profile` chooses whose rules the connection follows where
 //! stacks differ (`profile.rs`: `rfc`, `linux`, `ns3`, and the papers'
 //! baselines `xkernel-1998` and `ns2`); PRR lives in `prr.rs`, RACK-TLP
@@ -59,9 +64,11 @@ mod scoreboard;
 mod send_buffer;
 mod sender;
 pub(crate) mod seq;
+mod stp;
 mod tlp;
 
 pub use agent::{TcpAgent, TcpState};
 pub use config::{DelayedAck, Pacing, ParseVariantError, RttSampling, TcpConfig, TcpVariant};
 pub use hop_by_hop::hop_by_hop_relay;
 pub use profile::{Growth, RtoFormula, SsthreshBase, TcpProfile, TcpRules};
+pub use stp::Stp;

@@ -46,6 +46,14 @@ impl TcpAgent {
             return;
         }
         self.process_data(net, seg);
+        if self.is_stp() && !seg.payload.is_empty() {
+            // STP reports only when polled or on a new gap (`stp.rs`).
+            let seq = self.irs.unwrap(seg.seq, self.rcv_nxt);
+            let end = seq + seg.payload.len() as u64;
+            self.ack_now = self.stp_report_due(seq, end, seg.options.poll) || self.fin_received;
+        } else if self.is_stp() && seg.options.poll {
+            self.ack_now = true;
+        }
         self.transmit(net);
         self.flush_ack(net);
     }

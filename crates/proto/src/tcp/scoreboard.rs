@@ -59,6 +59,9 @@ pub(crate) struct Scoreboard {
     /// End of the highest SACKed segment (RFC 6675 HighACK's counterpart for
     /// SACKed data), 0 if none.
     high_sacked: u64,
+    /// The latest (re)transmission time among segments ever SACKed: on a
+    /// FIFO path, anything sent before it and still missing was lost.
+    newest_sacked_sent: Time,
     /// Where the search for the next lost segment resumes (HighRxt).
     cursor: u64,
     /// Segments SACKed above snd_una (RACK's dupthresh test).
@@ -214,6 +217,7 @@ impl Scoreboard {
             seg.lost = false;
             seg.in_pipe = false;
             self.high_sacked = self.high_sacked.max(seg.end);
+            self.newest_sacked_sent = self.newest_sacked_sent.max(seg.sent_at);
             changed = true;
         }
         changed
@@ -273,6 +277,26 @@ impl Scoreboard {
     /// The highest segment not SACKed: what a tail loss probe resends.
     pub(crate) fn last_unsacked(&self) -> Option<usize> {
         self.segs.iter().rposition(|s| !s.sacked)
+    }
+
+    /// STP (`stp.rs`): a retransmission that a status report still lists
+    /// as a gap although data sent after it has been SACKed was lost too
+    /// (the path is FIFO); declare it lost again so it is resent. Returns
+    /// how many were marked.
+    pub(crate) fn mark_lost_retransmissions(&mut self) -> usize {
+        let sent_before = self.newest_sacked_sent;
+        let mut marked = 0;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.end > self.high_sacked {
+                break;
+            }
+            if s.retransmitted && !s.sacked && !s.lost && s.sent_at < sent_before {
+                self.mark_lost(i);
+                marked += 1;
+            }
+        }
+        marked
     }
 
     /// Declares segment `idx` lost: it leaves the pipe and awaits resending.

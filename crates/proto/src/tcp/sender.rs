@@ -264,6 +264,9 @@ impl TcpAgent {
             self.on_sack_change(net);
         }
         self.rack_tlp_on_ack(net, ack, ack > old_una);
+        if self.is_stp() {
+            self.stp_on_report(net, sack_changed);
+        }
         if self.recovery.is_some() {
             let delivered =
                 (self.snd_una + self.board.sacked_bytes()).saturating_sub(delivered_before);
@@ -311,7 +314,12 @@ impl TcpAgent {
     /// our receivers shrink the window as out-of-order data fills the buffer,
     /// so it would hide exactly the dupacks that signal a loss.
     fn is_dupack(&self, seg: &TcpRepr<'_>) -> bool {
-        seg.payload.is_empty() && !seg.flags.syn && !seg.flags.fin && self.snd_max > self.snd_una
+        // STP's reports answer polls: only their SACK blocks tell of loss.
+        !self.is_stp()
+            && seg.payload.is_empty()
+            && !seg.flags.syn
+            && !seg.flags.fin
+            && self.snd_max > self.snd_una
     }
 
     fn on_new_ack(&mut self, net: &mut dyn Net, ack: u64, seg: &TcpRepr<'_>) {

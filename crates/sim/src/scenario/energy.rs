@@ -1,7 +1,8 @@
 //! `[energy]` and `[[batteries]]`: how radios are charged and what powers
 //! the nodes.
 
-use joulenet_channel::battery::{cells, Battery, BatteryModel, KibamParams, PeukertParams};
+use joulenet_channel::battery::cells::{self, Cell};
+use joulenet_channel::battery::{Battery, BatteryModel, KibamParams, PeukertParams};
 use joulenet_channel::radio::{FrameModel, FrameRole, Linear, RadioPolicy};
 use toml::Value;
 
@@ -170,17 +171,17 @@ fn battery(r: &Reader) -> Result<Battery> {
     let model = match r.str("model")?.unwrap_or("ideal") {
         "ideal" => BatteryModel::Ideal,
         "kibam" => {
-            let preset = cell.map(|c| c.kibam);
+            let preset = cell.and_then(|c| c.kibam);
             BatteryModel::Kibam(KibamParams {
-                c: param(r, "c", preset.map(|p| p.c))?,
-                k: param(r, "k", preset.map(|p| p.k))?,
+                c: param(r, "c", cell, preset.map(|p| p.c))?,
+                k: param(r, "k", cell, preset.map(|p| p.k))?,
             })
         }
         "peukert" => {
-            let preset = cell.map(|c| c.peukert);
-            let hours = param(r, "rated_hours", preset.map(|p| p.rated_s / 3600.0))?;
+            let preset = cell.and_then(|c| c.peukert);
+            let hours = param(r, "rated_hours", cell, preset.map(|p| p.rated_s / 3600.0))?;
             BatteryModel::Peukert(PeukertParams {
-                exponent: param(r, "exponent", preset.map(|p| p.exponent))?,
+                exponent: param(r, "exponent", cell, preset.map(|p| p.exponent))?,
                 rated_s: hours * 3600.0,
             })
         }
@@ -213,10 +214,18 @@ fn battery(r: &Reader) -> Result<Battery> {
     Ok(battery)
 }
 
-/// A model parameter: given, else the cell's, else an error naming it.
-fn param(r: &Reader, key: &str, preset: Option<f64>) -> Result<f64> {
-    match (r.f64(key)?, preset) {
-        (Some(v), _) | (None, Some(v)) => Ok(v),
-        (None, None) => Err(r.error(key, "required for this model unless a `cell` is given")),
+/// A model parameter: given, else the cell's, else an error naming it (and
+/// saying so when the cell has no cited value for it).
+fn param(r: &Reader, key: &str, cell: Option<&Cell>, preset: Option<f64>) -> Result<f64> {
+    match (r.f64(key)?, preset, cell) {
+        (Some(v), _, _) | (None, Some(v), _) => Ok(v),
+        (None, None, Some(cell)) => Err(r.error(
+            key,
+            format!(
+                "required: cell \"{}\" has no cited parameters for this model ({})",
+                cell.name, cell.source
+            ),
+        )),
+        (None, None, None) => Err(r.error(key, "required for this model unless a `cell` gives it")),
     }
 }
