@@ -135,6 +135,19 @@ impl SendBuffer {
         self.len -= n;
     }
 
+    /// Appends the `len` bytes at `offset` from the front to `out`, without
+    /// zeroing room for them first (the per-packet path).
+    pub(crate) fn append_to(&self, offset: usize, len: usize, out: &mut Vec<u8>) {
+        if len == 0 {
+            return;
+        }
+        let cap = self.storage.len();
+        let start = (self.head + offset) % cap;
+        let first = len.min(cap - start);
+        out.extend_from_slice(&self.storage[start..start + first]);
+        out.extend_from_slice(&self.storage[..len - first]);
+    }
+
     /// Copies the bytes at `offset..offset + out.len()` from the front.
     pub(crate) fn copy_out(&self, offset: usize, out: &mut [u8]) {
         if out.is_empty() {
@@ -202,6 +215,9 @@ mod tests {
         let mut out = [0; 3];
         b.copy_out(4, &mut out);
         assert_eq!(&out, b"ijk");
+        let mut appended = b"hdr".to_vec();
+        b.append_to(2, 6, &mut appended);
+        assert_eq!(appended, b"hdrghijkl");
         assert_eq!(write(&mut b, b"x"), (0, vec![0]));
     }
 
