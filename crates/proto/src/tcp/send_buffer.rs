@@ -78,7 +78,10 @@ impl SendBuffer {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             if scratch.len() < end - start {
-                scratch.resize(end - start, 0);
+                // Its old bytes are never read: a fresh zeroed allocation
+                // (pages the kernel zeroes on first touch) rather than a
+                // resize that writes every byte.
+                *scratch = vec![0; end - start];
             }
             let slot = &mut scratch[..end - start];
             let result = read(slot);
