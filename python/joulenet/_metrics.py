@@ -4,6 +4,7 @@ run, so the sweep's parent only writes them."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, List, Mapping, Optional, Tuple
 
 #: (kind, entity, label, metric, value)
@@ -46,3 +47,11 @@ def long_metrics(result: Mapping[str, Any]) -> List[MetricRow]:
         if v is None or _num(v) is not None:
             rows.append(("summary", "", "", k, _num(v)))
     return rows
+
+
+def metrics_json(rows: List[MetricRow]) -> str:
+    """The rows as one compact JSON array of [kind, entity, label, metric,
+    value] arrays: how the store keeps a run's metrics (one column of its
+    ``runs`` row, which the ``metrics`` view expands). The rows come from a
+    result's JSON, so every value is finite or None (NULL)."""
+    return json.dumps([list(r) for r in rows], separators=(",", ":"), allow_nan=False)

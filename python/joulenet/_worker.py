@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any, Dict, List, Tuple
 
-from ._metrics import long_metrics
+from ._metrics import long_metrics, metrics_json
 from ._source import Source
 
 
@@ -35,8 +35,8 @@ def run_task(task: Tuple[Source, str, int]) -> Dict[str, Any]:
         "result": out,
         # The store's rows, computed here in parallel rather than in the
         # sweep's parent, whose writes would otherwise pace a campaign of
-        # short runs.
-        "metric_rows": long_metrics(json.loads(out)) if out is not None else None,
+        # short runs; as the JSON text the store keeps.
+        "metric_rows": metrics_json(long_metrics(json.loads(out))) if out is not None else None,
     }
 
 

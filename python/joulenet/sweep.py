@@ -269,13 +269,12 @@ class SweepResult:
             rows = [r for r in rows if (r["point"], int(r["seed"])) in self._keys]
         for r in rows:
             r["params"] = json.loads(r["point"])
+            r.pop("metric_rows", None)  # read through the metrics query below
         # A stable order: parameter point, then seed.
         rows.sort(key=lambda r: (r["scenario_hash"], r["point"], r["seed"], r["joulenet_version"]))
         ids = [r["id"] for r in rows]
         # Only the selected scenario/version's metrics leave SQLite.
-        msql = ("SELECT run_id, kind, entity, label, metric, value FROM metrics"
-                " WHERE run_id IN (SELECT id FROM runs"
-                + (" WHERE " + " AND ".join(where) if where else "") + ") ORDER BY rowid")
+        msql = self._store.metrics_query(" AND ".join(where))
         metrics = pd.read_sql_query(msql, self._store.conn, params=args)
         metrics = metrics[metrics["run_id"].isin(ids)]
         self._rows = rows

@@ -501,12 +501,11 @@ impl TcpAgent {
         let header_len = repr.header_len();
         let mut packet = net.packet_buffer();
         packet.clear();
-        packet.resize(header_len + payload_len, 0);
-        repr.emit(&mut TcpPacket::new_unchecked(&mut packet[..]));
+        packet.resize(header_len, 0);
         if let Some((offset, len)) = data {
-            self.send_buf
-                .copy_out(offset, &mut packet[header_len..header_len + len]);
+            self.send_buf.append_to(offset, len, &mut packet);
         }
+        repr.emit(&mut TcpPacket::new_unchecked(&mut packet[..]));
         self.count_sent(packet.len() as u64, payload_len as u64, kind);
         if let Some(prr) = self.prr.as_mut() {
             prr.sent(payload_len as u64);

@@ -67,10 +67,8 @@ impl TcpAgent {
     pub(crate) fn fill_from_app(&mut self, net: &mut dyn Net) {
         let want = self.cc.window().min(self.peer_wnd).max(self.mss);
         while self.app == AppState::Open && self.send_buf.free() > 0 && self.unsent() < want {
-            let slot = self.send_buf.writable();
-            let room = slot.len();
-            match net.app_read(slot) {
-                AppRead::Data(n) if n > 0 => self.send_buf.commit(n.min(room)),
+            match self.send_buf.fill(|slot| net.app_read(slot)) {
+                AppRead::Data(n) if n > 0 => {}
                 AppRead::Data(_) => break,
                 AppRead::Pending => self.app = AppState::Pending,
                 AppRead::Finished => self.app = AppState::Finished,
