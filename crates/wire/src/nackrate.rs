@@ -319,7 +319,10 @@ mod tests {
         assert_eq!(out, golden);
         assert_eq!(&out[2..4], &[0x82, 0x83]);
         assert_eq!(parse(&out).unwrap(), Repr::Data(r));
-        assert_eq!(NackratePacket::new_checked(&out[..]).unwrap().payload(), b"hi");
+        assert_eq!(
+            NackratePacket::new_checked(&out[..]).unwrap().payload(),
+            b"hi"
+        );
     }
 
     #[test]
@@ -359,8 +362,14 @@ mod tests {
     fn malformed_inputs_are_rejected() {
         assert_eq!(parse(&[0x11, 0, 0]).unwrap_err(), Error::Truncated);
         // Version 2, kind 3, an unknown flag.
-        assert_eq!(parse(&[0x21, 0, 0, 0, 0, 0, 0, 0]).unwrap_err(), Error::Malformed);
-        assert_eq!(parse(&[0x13, 0, 0, 0, 0, 0, 0, 0]).unwrap_err(), Error::Malformed);
+        assert_eq!(
+            parse(&[0x21, 0, 0, 0, 0, 0, 0, 0]).unwrap_err(),
+            Error::Malformed
+        );
+        assert_eq!(
+            parse(&[0x13, 0, 0, 0, 0, 0, 0, 0]).unwrap_err(),
+            Error::Malformed
+        );
         let mut d = Vec::new();
         DataRepr::default().emit(b"x", &mut d).unwrap();
         let mut bad = d.clone();
@@ -386,7 +395,11 @@ mod tests {
         let mut extra = a.clone();
         extra.push(0);
         assert_eq!(parse(&extra).unwrap_err(), Error::Malformed);
-        for missing in [vec![(100, 110), (105, 130)], vec![(110, 110)], vec![(140, 151)]] {
+        for missing in [
+            vec![(100, 110), (105, 130)],
+            vec![(110, 110)],
+            vec![(140, 151)],
+        ] {
             let r = AckRepr {
                 missing,
                 ..ack.clone()
