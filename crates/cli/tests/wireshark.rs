@@ -406,14 +406,21 @@ fn check_sim_nackrate() {
     let f = sim_capture("nackrate", &scenario("nackrate", "", 2));
     assert_clean(&f);
     let n = fields(&f, None, &["frame.number"]).len();
-    assert_eq!(count(&f, "joulenet.nackrate"), n, "a nackrate layer on every frame");
+    assert_eq!(
+        count(&f, "joulenet.nackrate"),
+        n,
+        "a nackrate layer on every frame"
+    );
     let data = fields(
         &f,
         Some("joulenet.nackrate.kind == 1 && joulenet.sim.src_node == 0"),
         &["joulenet.nackrate.packet", "joulenet.nackrate.offset"],
     );
     assert_eq!(data[0], ["0", "0"], "packet 0 carries offset 0");
-    assert!(first_occurrences_increase(&col(&data, 1)), "new data in stream order");
+    assert!(
+        first_occurrences_increase(&col(&data, 1)),
+        "new data in stream order"
+    );
     let acks = count(&f, "joulenet.nackrate.kind == 2");
     assert!(acks > 0, "ACKs");
     // 5% loss over two hops: some ACK lists a missing range.

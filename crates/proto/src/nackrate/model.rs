@@ -34,6 +34,9 @@ const PROBE_RTT_TIME: Duration = Duration::from_millis(200);
 /// Slack above the minimum round trip that still counts as "no queue":
 /// a quarter of it, and a millisecond for the jitter of hosts' timers.
 const QUEUE_SLACK: Duration = Duration::from_millis(1);
+/// Loss above the random share that, with a queue on the path, means the
+/// queue overflowed (BBRv2's loss threshold, 2%).
+const CONGESTIVE_LOSS: f64 = 0.02;
 
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Phase {
@@ -75,6 +78,15 @@ pub struct Model {
     /// with the round it was seen in.
     ack_gap: Option<(Duration, u64)>,
     packet: u64,
+    /// The smallest round trip ever seen: the path without a queue. The
+    /// test of "random loss" is against it, not against the windowed
+    /// minimum, which a queue that never drains (a TCP flow keeping it
+    /// full) would raise until every loss looked random.
+    base_rtt: Option<Duration>,
+    /// BBRv2's `inflight_hi`: a bound on the bytes in flight after a round
+    /// trip lost more than the random share with a queue on the path.
+    inflight_hi: Option<f64>,
+    last_cut_round: u64,
 }
 
 impl Model {
@@ -91,6 +103,9 @@ impl Model {
             filled_pipe: false,
             ack_gap: None,
             packet: packet_bytes,
+            base_rtt: None,
+            inflight_hi: None,
+            last_cut_round: 0,
         }
     }
 
@@ -162,11 +177,13 @@ impl Model {
             * self.packet as f64
             / (1.0 - self.random_loss.clamp(0.0, self.cfg.max_loss_compensation));
         let cap = gain * bdp + self.bw().unwrap_or(0.0) * gap + undecided;
+        let cap = self.inflight_hi.map_or(cap, |hi| cap.min(hi));
         (cap as u64).max(floor)
     }
 
     /// A round-trip sample (ACK delay removed).
     pub fn on_rtt(&mut self, now: Time, rtt: Duration) {
+        self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
         let expired = self
             .min_rtt
             .is_some_and(|(_, at)| now.saturating_since(at) > self.cfg.min_rtt_window);
@@ -181,7 +198,7 @@ impl Model {
 
     /// Whether a round trip this long shows no queue on the path.
     pub fn uncongested(&self, rtt: Duration) -> bool {
-        self.min_rtt()
+        self.base_rtt
             .is_some_and(|m| rtt <= m + Duration(m.0 / 4) + QUEUE_SLACK)
     }
 
@@ -197,9 +214,18 @@ impl Model {
 
     /// A delivery measurement; `latest_rtt` is the round trip of the ACK
     /// that closed it, to tell random loss from a queue's.
-    pub fn on_sample(&mut self, s: RateSample, latest_rtt: Duration) {
+    pub fn on_sample(&mut self, s: RateSample, inflight: u64, latest_rtt: Duration) {
         if self.uncongested(latest_rtt) {
             self.random_loss += LOSS_GAIN * (s.loss - self.random_loss);
+        } else if s.loss > self.congestive_threshold(s.transmissions)
+            && self.round > self.last_cut_round
+        {
+            // More lost than chance with a queue on the path: the queue
+            // overflowed. Bound what is in flight, once per round trip, as
+            // BBRv2 does (β = 0.7), so as not to keep a shared queue full.
+            self.last_cut_round = self.round;
+            let hi = 0.7 * inflight.max(4 * self.packet) as f64;
+            self.inflight_hi = Some(self.inflight_hi.map_or(hi, |h| h.min(hi)));
         }
         let p = self.random_loss.clamp(0.0, self.cfg.max_loss_compensation);
         // What arrived, made up for random loss — but never more than was
@@ -221,9 +247,23 @@ impl Model {
         }
     }
 
+    /// The loss share above which a sample is not chance: the random share
+    /// plus three standard errors of a binomial sample of this size, plus
+    /// BBRv2's 2%.
+    fn congestive_threshold(&self, n: u64) -> f64 {
+        let p = self.random_loss.clamp(0.0, 1.0);
+        p + 3.0 * (p * (1.0 - p) / n.max(1) as f64).sqrt() + CONGESTIVE_LOSS
+    }
+
     /// A round trip ended: check whether start-up filled the pipe.
     pub fn on_round(&mut self) {
         self.round += 1;
+        // The bound grows back by a packet per round trip (additive
+        // increase) until it no longer binds.
+        if let Some(hi) = self.inflight_hi {
+            let hi = hi + self.packet as f64;
+            self.inflight_hi = (hi < 4.0 * self.bdp().unwrap_or(f64::MAX)).then_some(hi);
+        }
         while self
             .bw_samples
             .front()
@@ -314,6 +354,12 @@ mod tests {
         Model::new(&NackrateConfig::default(), 1420)
     }
 
+    impl Model {
+        fn on_sample_test(&mut self, s: RateSample, rtt: Duration) {
+            self.on_sample(s, 0, rtt)
+        }
+    }
+
     fn sample(rate: f64, loss: f64) -> RateSample {
         RateSample {
             arrival_rate: rate,
@@ -330,13 +376,13 @@ mod tests {
         // 30% of transmissions lost with no queue: p̂ converges to 0.3 and
         // the rate estimate to arrivals / 0.7.
         for _ in 0..100 {
-            m.on_sample(sample(700_000.0, 0.3), Duration::from_millis(10));
+            m.on_sample_test(sample(700_000.0, 0.3), Duration::from_millis(10));
         }
         assert!((m.random_loss - 0.3).abs() < 0.01, "{}", m.random_loss);
         assert!((m.bw().unwrap() - 1_000_000.0).abs() < 15_000.0);
         // A full queue (round trip tripled) drops half: p̂ stays put.
         for _ in 0..100 {
-            m.on_sample(sample(700_000.0, 0.5), Duration::from_millis(30));
+            m.on_sample_test(sample(700_000.0, 0.5), Duration::from_millis(30));
         }
         assert!((m.random_loss - 0.3).abs() < 0.01);
     }
@@ -345,20 +391,20 @@ mod tests {
     fn the_rate_is_a_max_over_ten_rounds_and_loss_never_lowers_it() {
         let mut m = model();
         m.on_rtt(Time::ZERO, Duration::from_millis(10));
-        m.on_sample(sample(1_000_000.0, 0.0), Duration::from_millis(10));
+        m.on_sample_test(sample(1_000_000.0, 0.0), Duration::from_millis(10));
         for _ in 0..9 {
             m.on_round();
-            m.on_sample(sample(400_000.0, 0.0), Duration::from_millis(10));
+            m.on_sample_test(sample(400_000.0, 0.0), Duration::from_millis(10));
         }
         assert_eq!(m.bw(), Some(1_000_000.0));
         m.on_round();
-        m.on_sample(sample(400_000.0, 0.0), Duration::from_millis(10));
+        m.on_sample_test(sample(400_000.0, 0.0), Duration::from_millis(10));
         assert_eq!(m.bw(), Some(400_000.0));
         let cwnd = m.cwnd();
         // Heavy loss reported while uncongested raises p̂, and so the
         // estimate, never lowers the cap.
         for _ in 0..50 {
-            m.on_sample(sample(400_000.0, 0.4), Duration::from_millis(10));
+            m.on_sample_test(sample(400_000.0, 0.4), Duration::from_millis(10));
         }
         assert!(m.cwnd() >= cwnd);
         assert!(m.bw().unwrap() > 600_000.0);
@@ -371,14 +417,14 @@ mod tests {
         let mut rate = 100_000.0;
         let mut t = Time::ZERO;
         for _ in 0..5 {
-            m.on_sample(sample(rate, 0.0), Duration::from_millis(10));
+            m.on_sample_test(sample(rate, 0.0), Duration::from_millis(10));
             m.on_round();
             rate *= 2.0;
         }
         assert_eq!(m.phase, Phase::Startup);
         // The first round at the top still grew by half; three more do not.
         for _ in 0..4 {
-            m.on_sample(sample(rate, 0.0), Duration::from_millis(10));
+            m.on_sample_test(sample(rate, 0.0), Duration::from_millis(10));
             m.on_round();
         }
         assert!(m.filled_pipe);
@@ -404,7 +450,7 @@ mod tests {
     fn lost_acks_widen_the_cap() {
         let mut m = model();
         m.on_rtt(Time::ZERO, Duration::from_millis(10));
-        m.on_sample(sample(1_000_000.0, 0.0), Duration::from_millis(10));
+        m.on_sample_test(sample(1_000_000.0, 0.0), Duration::from_millis(10));
         let before = m.cwnd();
         m.on_ack_gap(Duration::from_millis(20));
         assert!(m.cwnd().abs_diff(before + 20_000) <= 1);

@@ -444,7 +444,7 @@ impl NackrateSender {
             self.rtt_sample(now, largest, Duration::from_micros(a.ack_delay_us as u64));
             self.largest_acked = Some(largest);
             if let Some(s) = self.rate_sample(&a, largest) {
-                self.model.on_sample(s, self.latest_rtt);
+                self.model.on_sample(s, self.inflight, self.latest_rtt);
             }
             if largest >= self.round_end {
                 self.round_end = self.next_packet;
