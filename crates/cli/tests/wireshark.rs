@@ -757,6 +757,13 @@ fn runtime_datagrams_decode() {
         "joulenet.jtp.payload",
         "joulenet.jtp.seq",
     );
+    check_runtime_plain(
+        "nackrate",
+        32,
+        "joulenet.nackrate",
+        "joulenet.nackrate.data",
+        "joulenet.nackrate.offset",
+    );
 }
 
 #[test]

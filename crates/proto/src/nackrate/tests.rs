@@ -177,7 +177,7 @@ fn lost_acks_cost_nothing_the_next_one_says_it_all() {
     let mut n = 0u64;
     w.drop = Box::new(move |_, from, _, _| {
         n += 1;
-        from == 1 && n % 4 != 0
+        from == 1 && !n.is_multiple_of(4)
     });
     w.start();
     assert!(w.run(Time::from_secs(10)));
