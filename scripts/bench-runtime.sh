@@ -17,7 +17,9 @@
 # the handshake, as iperf3 starts its test once its streams are connected;
 # the time joulenet's handshakes took is written to $OUT/setup.tsv
 # (protocol, loss %, the client's seconds from its first SYN to its first
-# data). On
+# data), and to $OUT/energy.tsv the energy both ends' radios would have
+# spent per delivered bit (the runtime's estimate, crates/runtime/src/
+# energy.rs: µJ, whole run over the receiver's bytes). On
 # loopback it is the receiver's goodput over the whole stream (bytes / time
 # to its end).
 #
@@ -48,6 +50,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 : > "$OUT/results.tsv"
 : > "$OUT/setup.tsv"
+: > "$OUT/energy.tsv"
 
 goodput() { # json-file -> Mbit/s of the receiver's goodput
     python3 -c '
@@ -72,6 +75,19 @@ for line in open(sys.argv[1]):
     if ev.get("event") == "interval" and ev["data"]["sum"]["end"] <= secs + 1e-3:
         got += ev["data"]["sum"]["bytes"]
 print("%.2f" % (got * 8 / secs / 1e6))' "$1" "$2"
+}
+
+energy_per_bit() { # client -J file, server json-stream file -> µJ per delivered bit, both ends
+    python3 -c '
+import json, sys
+try:
+    c = json.load(open(sys.argv[1]))["end"]
+    s = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+    s = [e["data"] for e in s if e.get("event") == "end"][-1]
+    j = c["energy"]["energy_j"] + s["energy"]["energy_j"]
+    print("%.3f" % (j / (s["bytes_delivered"] * 8) * 1e6))
+except Exception:
+    print("nan")' "$1" "$2"
 }
 
 setup_time() { # client -J file -> seconds from the connection's start to its transfer's
@@ -131,6 +147,7 @@ if [[ " $PARTS " == *" link "* ]]; then
             wait "$srv" 2>/dev/null || true
             row link "$p$TAG" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
             printf "%s\t%s\t%s\n" "$p$TAG" "$loss" "$(setup_time "$TMP/cli.json")" >> "$OUT/setup.tsv"
+            printf "%s\t%s\t%s\n" "$p$TAG" "$loss" "$(energy_per_bit "$TMP/cli.json" "$TMP/srv.jsonl")" >> "$OUT/energy.tsv"
         done
         for cc in $KERNEL; do
             jn_x B iperf3 -s -1 -B "$JN_SERVER" > /dev/null 2>&1 &

@@ -11,12 +11,13 @@
 --   any port): the framing versions 2 and 3 (route header) and the sealed
 --   versions 4 and 5 (readable header and packet number, the rest marked
 --   encrypted), and inside them the agent packet by the header's protocol
---   code: TCP (handed to Wireshark's TCP dissector), UDP, WWP, E2TCP, RCP;
+--   code: TCP (handed to Wireshark's TCP dissector), UDP, WWP, E2TCP, RCP,
+--   nackrate;
 -- * the simulator's captures: files that hold only TCP/UDP are plain raw
 --   IPv4 (Wireshark's own dissectors); files that hold joulenet's own
 --   formats use LINKTYPE_USER0 (147) with a 20-byte pseudo-header naming
 --   the format: WWP, E2TCP (compact and uncompressed), RCP, JTP (compact
---   and paper layouts), Hop; TCP/UDP frames in such files go to Wireshark's
+--   and paper layouts), Hop, nackrate; TCP/UDP frames in such files go to Wireshark's
 --   IPv4 dissector.
 --
 -- Layouts and field names follow docs/wire.md and crates/wire. Bytes are
@@ -53,7 +54,7 @@ local protocol_names = {
     [6] = "rate-sack", [7] = "stp", [16] = "udp", [17] = "wwp", [18] = "e2tcp", [19] = "rcp",
     [20] = "rcp-stp", [21] = "hbh-tcp", [22] = "hop", [23] = "jtp", [24] = "jtp0",
     [25] = "jtp10", [26] = "jtp20", [27] = "atp", [28] = "r2cp", [29] = "r2cp-s",
-    [30] = "r2cp-stripe", [31] = "e2tcp-split",
+    [30] = "r2cp-stripe", [31] = "e2tcp-split", [32] = "nackrate",
 }
 
 -- The agent packet's format by runtime protocol code.
@@ -65,6 +66,7 @@ local protocol_format = {
     -- TCP segments between the sender and the first relay (its split proxy),
     -- E2TCP beyond it: told apart by the route header's ports (below).
     [31] = "tcp-or-e2tcp",
+    [32] = "nackrate",
 }
 
 local verdict_names = {
@@ -74,7 +76,7 @@ local verdict_names = {
 
 local format_names = {
     [0] = "no flow (link-state advertisement)", [1] = "TCP", [2] = "UDP", [3] = "WWP",
-    [4] = "E2TCP", [5] = "RCP", [6] = "JTP", [7] = "Hop",
+    [4] = "E2TCP", [5] = "RCP", [6] = "JTP", [7] = "Hop", [8] = "nackrate",
 }
 
 local network_names = { [0] = "none", [4] = "IPv4" }
@@ -105,6 +107,7 @@ local p_e2tcp = Proto("joulenet.e2tcp", "joulenet E2TCP")
 local p_rcp = Proto("joulenet.rcp", "joulenet RCP (Reception Control Protocol)")
 local p_jtp = Proto("joulenet.jtp", "joulenet JTP (JAVeLEN Transport Protocol)")
 local p_hop = Proto("joulenet.hop", "joulenet Hop (block-switched transport)")
+local p_nr = Proto("joulenet.nackrate", "joulenet nackrate (rate-paced, NACK-repaired)")
 
 local F = ProtoField
 
@@ -307,6 +310,29 @@ local fh = {
     data = F.bytes("joulenet.hop.data", "Frame bytes"),
 }
 p_hop.fields = fh
+
+-- nackrate (crates/wire/src/nackrate.rs).
+local nr_kinds = { [1] = "DATA", [2] = "ACK" }
+local fn = {
+    version = F.uint8("joulenet.nackrate.version", "Version", base.DEC, nil, 0xf0),
+    kind = F.uint8("joulenet.nackrate.kind", "Kind", base.DEC, nr_kinds, 0x0f),
+    flags = F.uint8("joulenet.nackrate.flags", "Flags", base.HEX),
+    checksum = F.uint16("joulenet.nackrate.checksum", "Checksum", base.HEX),
+    conn_id = F.uint32("joulenet.nackrate.conn_id", "Connection id", base.HEX),
+    packet = F.uint32("joulenet.nackrate.packet", "Packet number"),
+    offset = F.uint64("joulenet.nackrate.offset", "Stream offset"),
+    largest = F.uint32("joulenet.nackrate.largest", "Largest packet received"),
+    ack_delay = F.uint32("joulenet.nackrate.ack_delay", "ACK delay (µs)"),
+    rtime = F.uint32("joulenet.nackrate.receiver_time", "Receiver time (µs)"),
+    rbytes = F.uint32("joulenet.nackrate.received_bytes", "Bytes received"),
+    rpackets = F.uint32("joulenet.nackrate.received_packets", "Packets received"),
+    cumulative = F.uint64("joulenet.nackrate.cumulative", "Cumulative offset"),
+    span = F.uint32("joulenet.nackrate.span", "Span"),
+    ranges = F.uint16("joulenet.nackrate.ranges", "Missing ranges"),
+    range = F.bytes("joulenet.nackrate.range", "Missing range"),
+    data = F.bytes("joulenet.nackrate.data", "Payload"),
+}
+p_nr.fields = fn
 
 ----------------------------------------------------------------------------
 -- Length checks: malformed (the packet itself is too short) versus cut
@@ -766,6 +792,67 @@ local function dissect_hop(tvb, pinfo, tree, rl)
 end
 
 ----------------------------------------------------------------------------
+-- nackrate
+----------------------------------------------------------------------------
+
+local function dissect_nackrate(tvb, pinfo, tree, rl)
+    local t = tree:add(p_nr, tvb:range(0))
+    pinfo.cols.protocol:set("nackrate")
+    if not need(tvb, rl, t, 0, 8, "nackrate prefix") then return end
+    local b0 = tvb:range(0, 1):uint()
+    local ver, kind = math.floor(b0 / 16), b0 % 16
+    local flags = tvb:range(1, 1):uint()
+    t:add(fn.version, tvb:range(0, 1))
+    t:add(fn.kind, tvb:range(0, 1))
+    local fi = t:add(fn.flags, tvb:range(1, 1))
+    local ci = t:add(fn.checksum, tvb:range(2, 2))
+    t:add(fn.conn_id, tvb:range(4, 4))
+    if ver ~= 1 then malformed(t, "nackrate version " .. ver) return end
+    if tvb:len() == rl and internet_checksum(tvb) ~= 0 then
+        ci:add_proto_expert_info(e_checksum, "bad checksum")
+    end
+    local info
+    if kind == 1 then
+        if flags > 3 then malformed(fi, "unknown flags") end
+        if not need(tvb, rl, t, 0, 20, "DATA header") then return end
+        t:add(fn.packet, tvb:range(8, 4))
+        t:add(fn.offset, tvb:range(12, 8))
+        if rl == 20 and not has(flags, 1) then malformed(t, "DATA without payload or FIN") end
+        rest(tvb, rl, t, fn.data, 20)
+        info = string.format("nackrate DATA pn=%d off=%s len=%d%s%s", tvb:range(8, 4):uint(),
+            tostring(tvb:range(12, 8):uint64()), rl - 20,
+            has(flags, 2) and " RETX" or "", has(flags, 1) and " FIN" or "")
+    elseif kind == 2 then
+        if flags > 1 then malformed(fi, "unknown flags") end
+        if not need(tvb, rl, t, 0, 42, "ACK header") then return end
+        t:add(fn.largest, tvb:range(8, 4))
+        t:add(fn.ack_delay, tvb:range(12, 4))
+        t:add(fn.rtime, tvb:range(16, 4))
+        t:add(fn.rbytes, tvb:range(20, 4))
+        t:add(fn.rpackets, tvb:range(24, 4))
+        t:add(fn.cumulative, tvb:range(28, 8))
+        t:add(fn.span, tvb:range(36, 4))
+        t:add(fn.ranges, tvb:range(40, 2))
+        local n = tvb:range(40, 2):uint()
+        if rl ~= 42 + 8 * n then malformed(t, "length does not match the range count") end
+        for i = 0, n - 1 do
+            local off = 42 + 8 * i
+            if not need(tvb, rl, t, off, 8, "missing range") then break end
+            local item = t:add(fn.range, tvb:range(off, 8))
+            item:append_text(string.format(" (+%d, %d bytes)", tvb:range(off, 4):uint(),
+                tvb:range(off + 4, 4):uint()))
+        end
+        info = string.format("nackrate ACK cum=%s span=%d ranges=%d largest=%d%s",
+            tostring(tvb:range(28, 8):uint64()), tvb:range(36, 4):uint(), n,
+            tvb:range(8, 4):uint(), has(flags, 1) and " FIN" or "")
+    else
+        malformed(t, "nackrate kind " .. kind)
+        return
+    end
+    set_info(pinfo, "nackrate", info)
+end
+
+----------------------------------------------------------------------------
 -- The agent packet inside a runtime datagram, by protocol code
 ----------------------------------------------------------------------------
 
@@ -808,6 +895,8 @@ local function dissect_agent(format, tvb, pinfo, tree, rl)
         dissect_jtp(tvb, pinfo, tree, rl)
     elseif format == "hop" then
         dissect_hop(tvb, pinfo, tree, rl)
+    elseif format == "nackrate" then
+        dissect_nackrate(tvb, pinfo, tree, rl)
     else
         rest(tvb, rl, tree, f.agent, 0)
     end
@@ -1116,6 +1205,8 @@ function p_sim.dissector(tvb, pinfo, tree)
         dissect_jtp(body, pinfo, tree, body_rl)
     elseif format == 7 then
         dissect_hop(body, pinfo, tree, body_rl)
+    elseif format == 8 then
+        dissect_nackrate(body, pinfo, tree, body_rl)
     else
         malformed(t, "unknown format " .. format)
     end

@@ -402,6 +402,31 @@ fn check_sim_hop() {
     assert!(count(&f, "joulenet.hop.type == 2") > 0, "BACKs");
 }
 
+fn check_sim_nackrate() {
+    let f = sim_capture("nackrate", &scenario("nackrate", "", 2));
+    assert_clean(&f);
+    let n = fields(&f, None, &["frame.number"]).len();
+    assert_eq!(
+        count(&f, "joulenet.nackrate"),
+        n,
+        "a nackrate layer on every frame"
+    );
+    let data = fields(
+        &f,
+        Some("joulenet.nackrate.kind == 1 && joulenet.sim.src_node == 0"),
+        &["joulenet.nackrate.packet", "joulenet.nackrate.offset"],
+    );
+    assert_eq!(data[0], ["0", "0"], "packet 0 carries offset 0");
+    assert!(
+        first_occurrences_increase(&col(&data, 1)),
+        "new data in stream order"
+    );
+    let acks = count(&f, "joulenet.nackrate.kind == 2");
+    assert!(acks > 0, "ACKs");
+    // 5% loss over two hops: some ACK lists a missing range.
+    assert!(count(&f, "joulenet.nackrate.ranges > 0") > 0, "NACK ranges");
+}
+
 fn check_sim_tcp() {
     let f = sim_capture("sack", &scenario("sack", "", 2));
     assert_clean(&f);
@@ -431,6 +456,7 @@ fn simulator_captures_decode() {
     check_sim_jtp(false);
     check_sim_jtp(true);
     check_sim_hop();
+    check_sim_nackrate();
     check_sim_tcp();
 }
 
@@ -730,6 +756,13 @@ fn runtime_datagrams_decode() {
         "joulenet.jtp",
         "joulenet.jtp.payload",
         "joulenet.jtp.seq",
+    );
+    check_runtime_plain(
+        "nackrate",
+        32,
+        "joulenet.nackrate",
+        "joulenet.nackrate.data",
+        "joulenet.nackrate.offset",
     );
 }
 

@@ -29,6 +29,7 @@ pub mod dtn;
 pub mod e2tcp;
 pub mod hop;
 pub mod jtp;
+pub mod nackrate;
 pub mod r2cp;
 pub mod rcp;
 pub mod relay;

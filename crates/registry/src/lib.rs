@@ -21,6 +21,7 @@ pub mod e2tcp_split;
 pub mod hbh_tcp;
 pub mod hop;
 pub mod jtp;
+pub mod nackrate;
 pub mod r2cp;
 pub mod rcp;
 pub mod tcp;
@@ -41,6 +42,7 @@ pub const FAMILIES: &[&[Entry]] = &[
     wwp::ENTRIES,
     e2tcp::ENTRIES,
     e2tcp_split::ENTRIES,
+    nackrate::ENTRIES,
     rcp::ENTRIES,
     r2cp::ENTRIES,
     jtp::ENTRIES,

@@ -189,6 +189,8 @@ pub enum WireFormat {
     Rcp = 5,
     Jtp = 6,
     Hop = 7,
+    /// joulenet's own high-loss transport (IPv4 protocol 253).
+    Nackrate = 8,
 }
 
 /// How the runtime carries a protocol.

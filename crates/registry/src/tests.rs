@@ -78,6 +78,7 @@ fn runtime_codes_are_unique_and_round_trip() {
         (26, "jtp20"),
         (27, "atp"),
         (31, "e2tcp-split"),
+        (32, "nackrate"),
     ];
     for (code, name) in expected {
         assert_eq!(by_code(code).map(|e| e.name), Some(name));

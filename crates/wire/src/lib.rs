@@ -46,4 +46,5 @@ pub use ipv4::{Ipv4Packet, Ipv4Repr};
 pub use tcp::{SackBlock, SackBlocks, TcpFlags, TcpOptions, TcpPacket, TcpRepr};
 pub mod e2tcp;
 pub mod hop;
+pub mod nackrate;
 pub mod wwp;
