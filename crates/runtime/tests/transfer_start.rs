@@ -102,10 +102,10 @@ fn a_lost_opening_answer_delays_the_transfer_not_shortens_it() {
     assert!(intervals.len() >= 3, "{text}");
     assert_eq!(intervals[0]["start"], 0.0);
     // Timed from the connection's start, the first 200 ms interval would
-    // fall inside the lost second and be empty.
-    let first_rate = intervals[0]["bits_per_second"].as_f64().unwrap();
-    assert!(
-        first_rate > 5e6,
-        "first interval at {first_rate} bit/s: {text}"
-    );
+    // fall inside the lost second and be empty (so would the four after
+    // it). Asked of the bytes, not of a rate: how much a 20 Mbit/s
+    // generator gets through in 200 ms depends on the CPU (3.1 Mbit/s with
+    // the machine's two cores busy), an empty interval does not.
+    let first = intervals[0]["bytes"].as_u64().unwrap();
+    assert!(first > 0, "the first interval is empty: {text}");
 }
