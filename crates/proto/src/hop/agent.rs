@@ -513,7 +513,7 @@ impl HopAgent {
             return false;
         };
         sender.set_retry(retry);
-        let later_round = sender.stats.backs > 0 || sender.kind() == SendKind::Resend;
+        let later_round = sender.is_repairing();
         let micro = sender.is_micro();
         let Some(action) = sender.poll_transmit(now, local) else {
             return false;

@@ -90,6 +90,11 @@ pub struct BlockSender {
     /// if it was sent once this round: a BACK to it times the hop's round
     /// trip (after a repeat, which BSYN a BACK answers is ambiguous).
     left_at: Option<Time>,
+    /// A BACK has answered data sent (or a micro or virtual BSYN): frames
+    /// sent from now on are retransmissions. A BACK to a plain opening BSYN
+    /// (`open_with_bsyn`) is not, so the first round counts as first
+    /// transmissions.
+    repairing: bool,
     pub stats: SenderStats,
 }
 
@@ -110,6 +115,7 @@ impl BlockSender {
             retry,
             unanswered: 0,
             left_at: None,
+            repairing: kind == SendKind::Resend,
             stats: SenderStats::default(),
         }
     }
@@ -133,6 +139,12 @@ impl BlockSender {
             self.opened = false;
         }
         self
+    }
+
+    /// Frames it sends now are retransmissions: an earlier round of them
+    /// was answered, or the whole transfer is a retransmission.
+    pub fn is_repairing(&self) -> bool {
+        self.repairing
     }
 
     /// The next hop holds the whole block.
@@ -245,6 +257,9 @@ impl BlockSender {
         }
         self.stats.backs += 1;
         self.unanswered = 0;
+        if self.stats.frames_sent > 0 || self.kind != SendKind::Plain {
+            self.repairing = true;
+        }
         if self.state == State::Sending && self.opened && self.stats.bsyns_sent > 0 {
             for i in back.held() {
                 self.peer.set(i);
@@ -310,12 +325,29 @@ mod tests {
         let mut back = FrameBitmap::new(7);
         back.set(2);
         assert!(!s.on_back(back));
+        assert!(
+            !s.is_repairing(),
+            "the first round, after the opening BACK, is no retransmission"
+        );
         assert_eq!(
             drain(&mut s, Time::ZERO, &local),
             vec![
                 SendAction::Frames(vec![0, 1, 3, 4, 5]),
                 SendAction::Frames(vec![6]),
                 SendAction::Bsyn { micro: false },
+            ]
+        );
+        let mut back = FrameBitmap::new(7);
+        for i in [0, 1, 2, 3, 5, 6] {
+            back.set(i);
+        }
+        assert!(!s.on_back(back));
+        assert!(s.is_repairing(), "frame 4 again is a retransmission");
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![
+                SendAction::Frames(vec![4]),
+                SendAction::Bsyn { micro: false }
             ]
         );
         assert!(s.on_back(FrameBitmap::full(7)));
