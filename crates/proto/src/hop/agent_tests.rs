@@ -715,6 +715,49 @@ fn an_unanswered_bsyn_is_repeated_after_the_hops_measured_round_trip() {
     );
 }
 
+/// The BSYN storm of a busy medium: with the measured round trip a few
+/// milliseconds, a sender whose BSYN waited behind a medium it could not
+/// win repeated it every retry into the same queue, and each duplicate drew
+/// a BACK (10 BSYNs for one round at the source of §5.7's path with
+/// H = 100). While the driver still reports packets queued toward the next
+/// hop, a due retry waits for them instead.
+#[test]
+fn no_bsyn_is_repeated_while_the_queue_ahead_still_holds_packets() {
+    let mut cfg = test_cfg();
+    cfg.pace_queue = None;
+    let mut relay = HopAgent::relay(cfg);
+    let mut net = RelayNet {
+        now: Time::ZERO,
+        queue_to_2: 0,
+        sent: Vec::new(),
+        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
+        radio: NoRadio,
+    };
+    let bsyns = |net: &RelayNet| {
+        net.sent
+            .iter()
+            .filter(|(_, to, p)| {
+                to.node == 2 && matches!(message(p), Some(HopMessage::Bsyn { .. }))
+            })
+            .count()
+    };
+    give_block(&mut relay, &mut net, 0);
+    assert_eq!(bsyns(&net), 1, "the opening BSYN");
+    // The medium never lets node 1 send: its queue toward node 2 stays.
+    for _ in 0..200 {
+        net.now += Duration::from_millis(50);
+        relay.on_timeout(&mut net);
+    }
+    assert_eq!(bsyns(&net), 1, "no duplicate behind the queued BSYN");
+    // The queue drains without an answer: the BSYN was lost, and goes again.
+    net.queue_to_2 = 0;
+    for _ in 0..20 {
+        net.now += Duration::from_millis(50);
+        relay.on_timeout(&mut net);
+    }
+    assert_eq!(bsyns(&net), 2);
+}
+
 #[test]
 fn overheard_frames_spare_a_virtual_retransmission_their_bytes() {
     // A node overhears frames 0..3 of a block passing on another route;

@@ -236,6 +236,27 @@ impl BlockSender {
         }
     }
 
+    /// True if the unanswered BSYN is due again at `now`.
+    pub fn retry_due(&self, now: Time) -> bool {
+        matches!(self.state, State::Awaiting { retry_at } if retry_at <= now)
+    }
+
+    /// Holds a due BSYN retry until `until` without sending: the BSYN out
+    /// may still sit in the interface queue (behind a busy medium), and a
+    /// duplicate queued behind it would only draw a duplicate BACK. Its
+    /// departure, for the round trip, moves as far.
+    pub fn hold_retry(&mut self, until: Time) {
+        if let State::Awaiting { retry_at } = &mut self.state {
+            if until > *retry_at {
+                let d = until.saturating_since(*retry_at);
+                *retry_at = until;
+                if let Some(left) = &mut self.left_at {
+                    *left += d;
+                }
+            }
+        }
+    }
+
     /// Pushes the pending BSYN retry later by `d`: the driver knows how long
     /// the frames queued ahead of the BSYN take to leave.
     pub fn extend_retry(&mut self, d: Duration) {
@@ -351,6 +372,23 @@ mod tests {
             ]
         );
         assert!(s.on_back(FrameBitmap::full(7)));
+    }
+
+    #[test]
+    fn a_held_retry_sends_no_duplicate_until_released() {
+        let local = BlockBuf::from_data(&[7; 3], 1);
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
+        drain(&mut s, Time::ZERO, &local);
+        let due = Time::ZERO + RETRY;
+        assert!(s.retry_due(due));
+        s.hold_retry(due + RETRY);
+        assert!(!s.retry_due(due));
+        assert_eq!(s.poll_transmit(due, &local), None, "no duplicate BSYN");
+        assert_eq!(
+            s.poll_transmit(due + RETRY, &local),
+            Some(SendAction::Bsyn { micro: false })
+        );
+        assert_eq!(s.stats.bsyns_sent, 2);
     }
 
     #[test]
