@@ -514,11 +514,13 @@ impl HopAgent {
             return false;
         };
         sender.set_retry(retry);
-        if sender.retry_due(now) {
+        let micro_sender = sender.is_micro();
+        if sender.retry_due(now) && !micro_sender {
             if let Some(wait) = queue_ahead {
                 // The BSYN out may still be queued: no duplicate behind it
                 // (each draws a BACK); look again once the queue has had
-                // time to drain.
+                // time to drain. Not for a micro-block's BSYN: it goes in
+                // the voice category, ahead of the data this queue holds.
                 sender.hold_retry(now + wait);
                 return false;
             }
