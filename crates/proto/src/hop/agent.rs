@@ -388,7 +388,8 @@ impl HopAgent {
             }
             let sender = BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry);
             let sender = if self.cfg.bsyn_first {
-                sender.open_with_bsyn()
+                // Four of a receiver's turn lapses: no BACK is coming.
+                sender.open_with_bsyn(self.cfg.withhold_idle.saturating_mul(4))
             } else {
                 sender
             };
