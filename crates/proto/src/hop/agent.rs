@@ -516,7 +516,7 @@ impl HopAgent {
         };
         sender.set_retry(retry);
         let micro_sender = sender.is_micro();
-        if sender.retry_due(now) && !micro_sender {
+        if sender.retry_due(now) && !micro_sender && !sender.opening_overdue(now) {
             if let Some(wait) = queue_ahead {
                 // The BSYN out may still be queued: no duplicate behind it
                 // (each draws a BACK); look again once the queue has had

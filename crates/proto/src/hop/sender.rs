@@ -157,6 +157,12 @@ impl BlockSender {
         self
     }
 
+    /// The opening BSYN went unanswered for its `blind_after`: the first
+    /// round goes blind at its next retry, which nothing should hold back.
+    pub fn opening_overdue(&self, now: Time) -> bool {
+        self.opening_unanswered(now)
+    }
+
     /// The opening BSYN went unanswered for its `blind_after`.
     fn opening_unanswered(&self, now: Time) -> bool {
         match (self.open_blind_after, self.opened_at) {
