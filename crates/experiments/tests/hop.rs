@@ -117,7 +117,10 @@ fn quick_hop_reproduction_degrades_gracefully_crosses_partitions_and_runs_every_
         }
         assert!(num(&r[2]) > 0.0, "{r:?}");
     }
-    assert!(missing <= 1, "{missing} Hop files of 16-32 KB did not complete");
+    assert!(
+        missing <= 1,
+        "{missing} Hop files of 16-32 KB did not complete"
+    );
 
     // §5.8: the call is scored on the E-model's scale, its loss and CLP
     // are probabilities.

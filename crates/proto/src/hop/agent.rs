@@ -388,8 +388,7 @@ impl HopAgent {
             }
             let sender = BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry);
             let sender = if self.cfg.bsyn_first {
-                // Four of a receiver's turn lapses: no BACK is coming.
-                sender.open_with_bsyn(self.cfg.withhold_idle.saturating_mul(4))
+                sender.open_with_bsyn()
             } else {
                 sender
             };
@@ -516,7 +515,7 @@ impl HopAgent {
         };
         sender.set_retry(retry);
         let micro_sender = sender.is_micro();
-        if sender.retry_due(now) && !micro_sender && !sender.opening_overdue(now) {
+        if sender.retry_due(now) && !micro_sender {
             if let Some(wait) = queue_ahead {
                 // The BSYN out may still be queued: no duplicate behind it
                 // (each draws a BACK); look again once the queue has had

@@ -90,11 +90,6 @@ pub struct BlockSender {
     /// if it was sent once this round: a BACK to it times the hop's round
     /// trip (after a repeat, which BSYN a BACK answers is ambiguous).
     left_at: Option<Time>,
-    /// An opening BSYN unanswered this long sends the first round blind
-    /// ([`BlockSender::open_with_bsyn`]).
-    open_blind_after: Option<Duration>,
-    /// When the opening BSYN was first sent.
-    opened_at: Option<Time>,
     /// A BACK has answered data sent (or a micro or virtual BSYN): frames
     /// sent from now on are retransmissions. A BACK to a plain opening BSYN
     /// (`open_with_bsyn`) is not, so the first round counts as first
@@ -120,8 +115,6 @@ impl BlockSender {
             retry,
             unanswered: 0,
             left_at: None,
-            open_blind_after: None,
-            opened_at: None,
             repairing: kind == SendKind::Resend,
             stats: SenderStats::default(),
         }
@@ -141,34 +134,11 @@ impl BlockSender {
     /// the next hop has answered it (§3.1 read as "in round i the sender
     /// sends a BSYN"; with ack withholding the next hop then takes one
     /// block at a time, first rounds included, §3.5).
-    ///
-    /// An opening BSYN still unanswered `blind_after` after it was first
-    /// sent lets the first round go blind: the caller makes that far longer
-    /// than any turn a receiver withholds, so its BACKs are not coming back
-    /// to this node (a reverse route that does not pass it, a BACK taken
-    /// elsewhere). Sent blind, the block can still become whole at the next
-    /// hop, which carries it on (what every opening did before
-    /// `bsyn_first`).
-    pub fn open_with_bsyn(mut self, blind_after: Duration) -> BlockSender {
+    pub fn open_with_bsyn(mut self) -> BlockSender {
         if self.kind == SendKind::Plain {
             self.opened = false;
-            self.open_blind_after = Some(blind_after);
         }
         self
-    }
-
-    /// The opening BSYN went unanswered for its `blind_after`: the first
-    /// round goes blind at its next retry, which nothing should hold back.
-    pub fn opening_overdue(&self, now: Time) -> bool {
-        self.opening_unanswered(now)
-    }
-
-    /// The opening BSYN went unanswered for its `blind_after`.
-    fn opening_unanswered(&self, now: Time) -> bool {
-        match (self.open_blind_after, self.opened_at) {
-            (Some(wait), Some(at)) => self.stats.backs == 0 && now >= at + wait,
-            _ => false,
-        }
     }
 
     /// Frames it sends now are retransmissions: an earlier round of them
@@ -232,11 +202,6 @@ impl BlockSender {
         let complete = local.is_complete();
         match self.state {
             State::Done => None,
-            State::Awaiting { retry_at } if now >= retry_at && self.opening_unanswered(now) => {
-                self.open_blind_after = None;
-                self.state = State::Sending;
-                self.poll_transmit(now, local)
-            }
             State::Awaiting { retry_at } => (now >= retry_at).then(|| self.bsyn(now)),
             State::Sending if !self.opened => {
                 // A micro-block or virtual BSYN needs the whole block here;
@@ -246,7 +211,6 @@ impl BlockSender {
                     return None;
                 }
                 self.opened = true;
-                self.opened_at = Some(now);
                 Some(self.bsyn(now))
             }
             State::Sending => {
@@ -372,8 +336,7 @@ mod tests {
     #[test]
     fn opening_with_a_bsyn_sends_data_only_once_it_is_answered() {
         let local = BlockBuf::from_data(&[7; 7], 1);
-        let mut s =
-            BlockSender::new(SendKind::Plain, 5, RETRY).open_with_bsyn(Duration::from_secs(1));
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY).open_with_bsyn();
         assert_eq!(
             drain(&mut s, Time::ZERO, &local),
             vec![SendAction::Bsyn { micro: false }]
@@ -409,31 +372,6 @@ mod tests {
             ]
         );
         assert!(s.on_back(FrameBitmap::full(7)));
-    }
-
-    #[test]
-    fn an_opening_bsyn_never_answered_sends_the_round_blind_at_last() {
-        let local = BlockBuf::from_data(&[7; 3], 1);
-        let mut s =
-            BlockSender::new(SendKind::Plain, 5, RETRY).open_with_bsyn(Duration::from_secs(1));
-        // Retries 0.1, 0.2, 0.4 s apart: the fourth is due after 1 s.
-        let mut now = Time::ZERO;
-        let mut acts = drain(&mut s, now, &local);
-        for _ in 0..3 {
-            now = s.poll_timeout().unwrap();
-            acts.extend(drain(&mut s, now, &local));
-        }
-        assert_eq!(acts, vec![SendAction::Bsyn { micro: false }; 4]);
-        now = s.poll_timeout().unwrap();
-        assert_eq!(
-            drain(&mut s, now, &local),
-            vec![
-                SendAction::Frames(vec![0, 1, 2]),
-                SendAction::Bsyn { micro: false }
-            ],
-            "then the round goes blind"
-        );
-        assert!(!s.is_repairing(), "as first transmissions");
     }
 
     #[test]
