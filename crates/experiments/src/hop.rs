@@ -608,8 +608,8 @@ fn access_point(ctx: &mut Ctx) -> Result<(), String> {
     const VARIANTS: &[(&str, &[&str], [f64; 3])] = &[
         ("hop", &["flow.protocol=\"hop\""], [663.0, 652.0, 0.93]),
         (
-            "hop bsyn-first",
-            &["flow.protocol=\"hop\"", "flow.hop.bsyn_first=true"],
+            "hop blind-first",
+            &["flow.protocol=\"hop\"", "flow.hop.bsyn_first=false"],
             [663.0, 652.0, 0.93],
         ),
         ("cubic", &["flow.protocol=\"cubic\""], [587.0, 244.0, 0.35]),
@@ -665,8 +665,8 @@ fn micro_block_delay(ctx: &mut Ctx) -> Result<(), String> {
     const VARIANTS: &[(&str, &[&str])] = &[
         ("hop", &["flow.protocol=\"hop\""]),
         (
-            "hop bsyn-first",
-            &["flow.protocol=\"hop\"", "flow.hop.bsyn_first=true"],
+            "hop blind-first",
+            &["flow.protocol=\"hop\"", "flow.hop.bsyn_first=false"],
         ),
         ("cubic", &["flow.protocol=\"cubic\""]),
         (

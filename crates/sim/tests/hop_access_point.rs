@@ -131,8 +131,9 @@ fn opening_with_a_bsyn_lets_a_small_file_past_hidden_senders() {
     // With first rounds held back by the AP's turn, nothing hidden bursts
     // over the micro-block (§5.6.1: well under TCP's 0.2 s here).
     assert!(first < 0.1, "{first} s");
-    assert!(
-        blind > 5.0 * first,
-        "blind first rounds {blind} s vs {first} s"
-    );
+    // Blind first rounds took 1.7 s here until issue 13's third pass, and
+    // 0.016 s since (no BSYN repeated behind a queue that still holds one:
+    // the hidden stations' duplicate BSYNs and BACKs no longer crowd the
+    // AP); docs/reproduction/hop.md § 5.6.1 has both over two seeds.
+    assert!(blind < 1.0, "{blind} s");
 }

@@ -494,6 +494,7 @@ impl HopAgent {
         };
         let now = net.now();
         let timed = self.next_link_timed(net, flow_id);
+        let queue_ahead = self.queue_ahead(net, flow_id);
         let empty = BlockBuf::new();
         let local = self.rx.cache.block(key).unwrap_or(&empty);
         let f = self.flows.get_mut(&flow_id).expect("active flow");
@@ -513,7 +514,18 @@ impl HopAgent {
             return false;
         };
         sender.set_retry(retry);
-        let later_round = sender.stats.backs > 0 || sender.kind() == SendKind::Resend;
+        let micro_sender = sender.is_micro();
+        if sender.retry_due(now) && !micro_sender {
+            if let Some(wait) = queue_ahead {
+                // The BSYN out may still be queued: no duplicate behind it
+                // (each draws a BACK); look again once the queue has had
+                // time to drain. Not for a micro-block's BSYN: it goes in
+                // the voice category, ahead of the data this queue holds.
+                sender.hold_retry(now + wait);
+                return false;
+            }
+        }
+        let later_round = sender.is_repairing();
         let micro = sender.is_micro();
         let Some(action) = sender.poll_transmit(now, local) else {
             return false;
@@ -602,6 +614,20 @@ impl HopAgent {
                 .and_then(|r| net.link(r.next_hop))
                 .is_some_and(|info| info.rate_bps > 0)
         })
+    }
+
+    /// How long the packets queued toward the flow's next hop take to
+    /// leave, if the driver reports a non-empty queue (at least
+    /// `pace_poll`: a queue held up by a busy medium drains slower than its
+    /// rate says).
+    fn queue_ahead(&self, net: &dyn Net, flow_id: u32) -> Option<Duration> {
+        let f = self.flows.get(&flow_id)?;
+        let info = net.route(f.dst.node).and_then(|r| net.link(r.next_hop))?;
+        if info.queue_len == 0 || info.rate_bps == 0 {
+            return None;
+        }
+        let bits = (info.queue_len * (self.cfg.frame_len + 40) * 8) as u64;
+        Some(Duration::transmission(bits, info.rate_bps).max(self.cfg.pace_poll))
     }
 
     /// A BSYN leaves after the frames queued ahead of it: where the driver

@@ -5,7 +5,17 @@
 //! the most recent block round trip: a premature virtual retransmission
 //! costs a few control frames, so no careful estimator is needed. Ours:
 //! a block that was retransmitted gives no sample (Karn's rule), or each
-//! lost end-to-end BACK would add a whole timeout to the next one. Ours
+//! lost end-to-end BACK would add a whole timeout to the next one; and, as
+//! Karn's algorithm has it (Karn and Partridge, SIGCOMM 1987; RFC 6298
+//! §5.5), a timeout doubles the timeout, which stays doubled for the
+//! blocks after it until one of them gives a clean round trip (then the
+//! paper's rule again: that round trip). Without the backoff, one clean
+//! round trip shorter than the blocks after it (an empty path, before a
+//! partition or before the pipeline filled) made every later block time
+//! out, each again and again at that short period, and none ever gave a
+//! clean sample to correct it: 166 virtual retransmissions per 240 s on
+//! the partitioned path of §5.7 with H = 100, one per message of a
+//! constant-rate source (docs/hop.md § What is ours). Ours
 //! too: a block's clock runs only while it has left the source — from
 //! when it is whole at the first hop, and after a timeout again only once
 //! the retransmission is — so no timeout can cut short a retransmission
@@ -31,6 +41,8 @@ use crate::time::{Duration, Time};
 #[derive(Clone, Debug)]
 pub struct EndToEnd {
     timeout: Duration,
+    /// The initial timeout, also the most Karn's backoff reaches.
+    initial: Duration,
     /// Before the first clean round trip, derive the timeout from how long
     /// blocks take to cross the first hop (see the module's text).
     measured_first: bool,
@@ -43,6 +55,9 @@ pub struct EndToEnd {
     outstanding: BTreeMap<u32, Outstanding>,
     /// The most recent block round trip.
     pub last_rtt: Option<Duration>,
+    /// Karn's backoff: doublings of the timeout since the last clean round
+    /// trip, applied to every block sent until the next one.
+    backoff: u32,
     pub timeouts: u64,
 }
 
@@ -62,11 +77,13 @@ impl EndToEnd {
     pub fn new(initial: Duration) -> EndToEnd {
         EndToEnd {
             timeout: initial,
+            initial,
             measured_first: false,
             first_hop: None,
             began: BTreeMap::new(),
             outstanding: BTreeMap::new(),
             last_rtt: None,
+            backoff: 0,
             timeouts: 0,
         }
     }
@@ -92,20 +109,21 @@ impl EndToEnd {
         }
     }
 
+    /// Doublings of the timeout past which Karn's backoff stops (64×).
+    const MAX_BACKOFF: u32 = 6;
+
     /// The timeout of a block that has timed out `n` times: doubled per
-    /// timeout in measured mode, at most the initial timeout before the
-    /// first round trip.
+    /// timeout of the block, or per timeout since the last clean round
+    /// trip if more (Karn's backoff), at most 64× and at most the initial
+    /// timeout (unless the measured timeout is longer already).
     fn backed_off(&self, n: u32) -> Duration {
         let base = self.timeout();
-        if !self.measured_first || n == 0 {
+        let doublings = n.max(self.backoff).min(Self::MAX_BACKOFF);
+        if doublings == 0 {
             return base;
         }
-        let cap = if self.last_rtt.is_none() {
-            self.timeout
-        } else {
-            Duration::MAX
-        };
-        base.saturating_mul(1 << n.min(16)).min(cap.max(base))
+        base.saturating_mul(1 << doublings)
+            .min(self.initial.max(base))
     }
 
     /// The source sends `block`'s first frame now (measured mode times its
@@ -161,6 +179,7 @@ impl EndToEnd {
             let rtt = now.saturating_since(o.sent).max(Duration::from_micros(1));
             self.last_rtt = Some(rtt);
             self.timeout = rtt;
+            self.backoff = 0;
         }
         true
     }
@@ -190,6 +209,11 @@ impl EndToEnd {
                 out.push(*block);
             }
         }
+        if !out.is_empty() {
+            // One doubling per expiry, however many blocks it caught: with
+            // H > 1 many blocks wait out the same partition together.
+            self.backoff = (self.backoff + 1).min(Self::MAX_BACKOFF);
+        }
         self.timeouts += out.len() as u64;
         out
     }
@@ -213,7 +237,11 @@ mod tests {
         assert_eq!(e.expired(Time::from_secs(13)), vec![1]);
         assert_eq!(e.poll_timeout(), None, "until the retransmission leaves");
         e.sent(1, Time::from_secs(13));
-        assert_eq!(e.poll_timeout(), Some(Time::from_secs(16)));
+        assert_eq!(
+            e.poll_timeout(),
+            Some(Time::from_secs(19)),
+            "Karn's backoff: doubled"
+        );
         assert!(e.acked(1, Time::from_secs(14)));
         assert_eq!(
             e.timeout(),
@@ -221,10 +249,52 @@ mod tests {
             "a retransmitted block gives no sample"
         );
         e.sent(2, Time::from_secs(20));
+        assert_eq!(
+            e.poll_timeout(),
+            Some(Time::from_secs(26)),
+            "the backoff stays until a clean round trip"
+        );
         assert!(e.acked(2, Time::from_secs(22)));
         assert_eq!(e.timeout(), Duration::from_secs(2));
         assert_eq!(e.outstanding(), 0);
         assert_eq!(e.timeouts, 1);
+    }
+
+    /// The storm Karn's backoff stops: one short clean round trip, then a
+    /// path that takes far longer (a partition). Without the backoff every
+    /// block timed out every 100 ms, for ever, and none gave a sample.
+    #[test]
+    fn a_short_round_trip_then_a_partition_backs_off_until_a_clean_sample() {
+        let mut e = EndToEnd::new(Duration::from_secs(60));
+        e.sent(0, Time::ZERO);
+        assert!(e.acked(0, Time::from_millis(100)));
+        // Ten blocks leave into a partition that lasts a minute.
+        for b in 1..=10 {
+            e.sent(b, Time::from_millis(100));
+        }
+        let mut now = Time::ZERO;
+        let mut expiries = 0;
+        while let Some(t) = e.poll_timeout().filter(|t| *t < Time::from_secs(60)) {
+            now = t;
+            for b in e.expired(now) {
+                e.sent(b, now);
+            }
+            expiries += 1;
+        }
+        // 0.2, 0.4, 0.8 … 6.4 s apart, then every 6.4 s: 14, not 600.
+        assert_eq!(expiries, 14);
+        assert_eq!(e.timeouts, 140);
+        // A block sent now waits the backed-off timeout (64 × 100 ms) …
+        e.sent(11, now);
+        assert_eq!(e.poll_timeout(), Some(now + Duration::from_millis(6400)));
+        // … and a clean round trip of 5 s ends the backoff: the paper's rule.
+        assert!(e.acked(11, now + Duration::from_secs(5)));
+        assert_eq!(e.timeout(), Duration::from_secs(5));
+        for b in 1..=10 {
+            assert!(e.acked(b, now + Duration::from_secs(5)));
+        }
+        e.sent(12, now + Duration::from_secs(5));
+        assert_eq!(e.poll_timeout(), Some(now + Duration::from_secs(10)));
     }
 
     #[test]

@@ -64,11 +64,12 @@ pub struct HopConfig {
     /// Ack withholding (§3.5): answer one BSYN at a time.
     pub ack_withholding: bool,
     /// A hop's transfer of a block opens with a BSYN, and data go only once
-    /// it is answered (§3.1's "in round i, the sender sends a BSYN"), so
-    /// that ack withholding holds back first rounds too (§3.5: "other
-    /// senders wait their turn"); off, the first round goes before the
-    /// first BSYN (ours, the default every figure before it was measured
-    /// with).
+    /// it is answered (§3.1's "in round i, the sender sends a BSYN"; §3.6
+    /// names "the initial BSYN/BACK exchange" as the delay micro-blocks
+    /// avoid), so that ack withholding holds back first rounds too (§3.5:
+    /// "other senders wait their turn"). On by default since issue 13's
+    /// third pass (docs/hop.md § What is ours has the measurements); off,
+    /// the first round goes blind before the first BSYN.
     pub bsyn_first: bool,
     /// Blocks smaller than this ride on the BSYN (§3.6, §4.2: 16 KB);
     /// `None` turns micro-blocks off.
@@ -115,7 +116,7 @@ impl Default for HopConfig {
             txop_bytes: 8 * 1024,
             backpressure: Some(1),
             ack_withholding: true,
-            bsyn_first: false,
+            bsyn_first: true,
             micro_block: Some(16 * 1024),
             virtual_retransmission: true,
             initial_e2e_timeout: Duration::from_secs(60),
@@ -196,6 +197,7 @@ mod tests {
         c.validate().unwrap();
         assert_eq!(c.max_block, 1 << 20);
         assert_eq!(c.backpressure, Some(1));
+        assert!(c.bsyn_first);
         assert_eq!(c.ttl, 50);
         assert_eq!(c.initial_e2e_timeout, Duration::from_secs(60));
         assert_eq!(c.frames_per_txop(), 5);

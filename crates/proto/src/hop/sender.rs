@@ -90,6 +90,11 @@ pub struct BlockSender {
     /// if it was sent once this round: a BACK to it times the hop's round
     /// trip (after a repeat, which BSYN a BACK answers is ambiguous).
     left_at: Option<Time>,
+    /// A BACK has answered data sent (or a micro or virtual BSYN): frames
+    /// sent from now on are retransmissions. A BACK to a plain opening BSYN
+    /// (`open_with_bsyn`) is not, so the first round counts as first
+    /// transmissions.
+    repairing: bool,
     pub stats: SenderStats,
 }
 
@@ -110,6 +115,7 @@ impl BlockSender {
             retry,
             unanswered: 0,
             left_at: None,
+            repairing: kind == SendKind::Resend,
             stats: SenderStats::default(),
         }
     }
@@ -133,6 +139,12 @@ impl BlockSender {
             self.opened = false;
         }
         self
+    }
+
+    /// Frames it sends now are retransmissions: an earlier round of them
+    /// was answered, or the whole transfer is a retransmission.
+    pub fn is_repairing(&self) -> bool {
+        self.repairing
     }
 
     /// The next hop holds the whole block.
@@ -224,6 +236,27 @@ impl BlockSender {
         }
     }
 
+    /// True if the unanswered BSYN is due again at `now`.
+    pub fn retry_due(&self, now: Time) -> bool {
+        matches!(self.state, State::Awaiting { retry_at } if retry_at <= now)
+    }
+
+    /// Holds a due BSYN retry until `until` without sending: the BSYN out
+    /// may still sit in the interface queue (behind a busy medium), and a
+    /// duplicate queued behind it would only draw a duplicate BACK. Its
+    /// departure, for the round trip, moves as far.
+    pub fn hold_retry(&mut self, until: Time) {
+        if let State::Awaiting { retry_at } = &mut self.state {
+            if until > *retry_at {
+                let d = until.saturating_since(*retry_at);
+                *retry_at = until;
+                if let Some(left) = &mut self.left_at {
+                    *left += d;
+                }
+            }
+        }
+    }
+
     /// Pushes the pending BSYN retry later by `d`: the driver knows how long
     /// the frames queued ahead of the BSYN take to leave.
     pub fn extend_retry(&mut self, d: Duration) {
@@ -245,6 +278,9 @@ impl BlockSender {
         }
         self.stats.backs += 1;
         self.unanswered = 0;
+        if self.stats.frames_sent > 0 || self.kind != SendKind::Plain {
+            self.repairing = true;
+        }
         if self.state == State::Sending && self.opened && self.stats.bsyns_sent > 0 {
             for i in back.held() {
                 self.peer.set(i);
@@ -310,6 +346,10 @@ mod tests {
         let mut back = FrameBitmap::new(7);
         back.set(2);
         assert!(!s.on_back(back));
+        assert!(
+            !s.is_repairing(),
+            "the first round, after the opening BACK, is no retransmission"
+        );
         assert_eq!(
             drain(&mut s, Time::ZERO, &local),
             vec![
@@ -318,7 +358,37 @@ mod tests {
                 SendAction::Bsyn { micro: false },
             ]
         );
+        let mut back = FrameBitmap::new(7);
+        for i in [0, 1, 2, 3, 5, 6] {
+            back.set(i);
+        }
+        assert!(!s.on_back(back));
+        assert!(s.is_repairing(), "frame 4 again is a retransmission");
+        assert_eq!(
+            drain(&mut s, Time::ZERO, &local),
+            vec![
+                SendAction::Frames(vec![4]),
+                SendAction::Bsyn { micro: false }
+            ]
+        );
         assert!(s.on_back(FrameBitmap::full(7)));
+    }
+
+    #[test]
+    fn a_held_retry_sends_no_duplicate_until_released() {
+        let local = BlockBuf::from_data(&[7; 3], 1);
+        let mut s = BlockSender::new(SendKind::Plain, 5, RETRY);
+        drain(&mut s, Time::ZERO, &local);
+        let due = Time::ZERO + RETRY;
+        assert!(s.retry_due(due));
+        s.hold_retry(due + RETRY);
+        assert!(!s.retry_due(due));
+        assert_eq!(s.poll_transmit(due, &local), None, "no duplicate BSYN");
+        assert_eq!(
+            s.poll_transmit(due + RETRY, &local),
+            Some(SendAction::Bsyn { micro: false })
+        );
+        assert_eq!(s.stats.bsyns_sent, 2);
     }
 
     #[test]
