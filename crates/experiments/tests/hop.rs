@@ -102,8 +102,9 @@ fn quick_hop_reproduction_degrades_gracefully_crosses_partitions_and_runs_every_
     // but one: since a block opens with a BSYN (issue 13, third pass), one
     // Hop file of 16-32 KB (18 -> 13, a plain block just above the
     // micro-block threshold) never gets its first hop's BACK and does not
-    // complete in this draw; docs/hop.md § What is left. Any other
-    // incomplete file fails.
+    // complete in this draw: the BACK follows the asymmetric reverse route
+    // through a node without the flow's state, which drops it (docs/hop.md
+    // § What is left). Any other incomplete file fails.
     let mut missing = 0;
     for r in rows(&out.join("hop_web.csv"))
         .iter()
