@@ -73,6 +73,9 @@ pub struct RuntimeNet {
     pub link_queue: usize,
     /// The rate left on the link to the peer, where measured (`crate::pace`).
     pub link_available_bps: Option<f64>,
+    /// The loss of the link to the peer, where measured
+    /// (`crate::link_loss`).
+    pub link_loss: Option<f64>,
 }
 
 impl RuntimeNet {
@@ -98,6 +101,7 @@ impl RuntimeNet {
             link_rate_bps: 1_000_000_000,
             link_queue: 0,
             link_available_bps: None,
+            link_loss: None,
         }
     }
 
@@ -200,7 +204,7 @@ impl Net for RuntimeNet {
             rate_bps: self.link_rate_bps,
             up: true,
             queue_len: self.link_queue + self.outbox.len(),
-            loss_estimate: None,
+            loss_estimate: self.link_loss,
             available_rate_bps: self.link_available_bps,
             etx: None,
         })
