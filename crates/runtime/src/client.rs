@@ -261,7 +261,10 @@ pub fn run_client(
     // The link to the first hop, served at `--link-rate` (`crate::pace`).
     let mut pacer = Pacer::new(opts.tuning.link_rate_bps);
     // The first link's loss, measured (`crate::link_loss`): what is sent
-    // to the first hop is counted and marked; its marks are answered.
+    // to the first hop is counted and marked; its marks are answered. Not
+    // in authenticated mode: link frames are not sealed, so anyone could
+    // forge the reports the estimate comes from.
+    let measure_links = auth.is_none();
     let mut links = Links::default();
     let mut link_frames: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
     // Datagrams at the head of `sendq` already counted (left by a flush).
@@ -331,10 +334,12 @@ pub fn run_client(
                 }
             }
         }
-        for _ in counted.min(sendq.len())..sendq.len() {
-            links.sent(server, now);
+        if measure_links {
+            for _ in counted.min(sendq.len())..sendq.len() {
+                links.sent(server, now);
+            }
+            links.marks(now, &mut sendq);
         }
-        links.marks(now, &mut sendq);
         sendq.append(&mut link_frames);
         flush(&socket, Some(server), &mut sendq, &mut pool)?;
         counted = sendq.len();
@@ -386,7 +391,8 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
-                if from.is_some_and(|f| links.on_datagram(d, f, &mut link_frames)) {
+                if measure_links && from.is_some_and(|f| links.on_datagram(d, f, &mut link_frames))
+                {
                     continue;
                 }
                 let from_server = from == Some(server);
@@ -708,6 +714,7 @@ fn verdict_belongs(conn: &Connection, v: &CloseRepr, file_sha: Option<[u8; 32]>)
 /// is left of it.
 fn show_link(conn: &mut Connection, pacer: &Pacer, links: &Links, to: SocketAddr, now: Time) {
     conn.net.link_loss = links.estimate(to);
+    conn.net.hops = conn.route.as_ref().and_then(|r| r.hops());
     let Some(rate) = pacer.rate_bps() else {
         return;
     };

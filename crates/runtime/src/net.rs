@@ -76,6 +76,9 @@ pub struct RuntimeNet {
     /// The loss of the link to the peer, where measured
     /// (`crate::link_loss`).
     pub link_loss: Option<f64>,
+    /// Hops to the peer, where known (a routed connection:
+    /// `crate::route::RouteInfo::hops`); 1 otherwise.
+    pub hops: Option<u32>,
 }
 
 impl RuntimeNet {
@@ -102,6 +105,7 @@ impl RuntimeNet {
             link_queue: 0,
             link_available_bps: None,
             link_loss: None,
+            hops: None,
         }
     }
 
@@ -193,10 +197,11 @@ impl Net for RuntimeNet {
         self.events.push((now, event));
     }
     fn route(&self, dst: NodeId) -> Option<Route> {
-        // The peer is one (UDP) hop away as far as the runtime can tell.
+        // The peer is one (UDP) hop away unless its datagrams' hop limits
+        // said otherwise.
         Some(Route {
             next_hop: dst,
-            hops: 1,
+            hops: self.hops.unwrap_or(1),
         })
     }
     fn link(&self, _neighbour: NodeId) -> Option<LinkInfo> {

@@ -507,8 +507,10 @@ pub fn run_server(
                     continue;
                 };
                 // A neighbour's mark on its link to us is answered with
-                // what we heard from it (`crate::link_loss`).
-                if links.on_datagram(d, from, &mut sendq) {
+                // what we heard from it (`crate::link_loss`); not in
+                // authenticated mode, whose answers are all sealed (link
+                // frames are not: anyone could forge or replay them).
+                if opts.psk.is_none() && links.on_datagram(d, from, &mut sendq) {
                     continue;
                 }
                 // Authenticated mode opens a datagram before anything reads

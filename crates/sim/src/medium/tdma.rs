@@ -377,7 +377,7 @@ impl Mac for Tdma {
 
     /// With the link's available rate: its share of the slots times the
     /// fraction of its recent slots it left unused.
-    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
+    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool, _now: Time) -> Option<LinkInfo> {
         self.x.link_info(node, nbr, in_range, || {
             let t = self.sched.as_ref()?;
             Some(t.available_bps(t.link_index(node, nbr)?))
