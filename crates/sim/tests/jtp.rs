@@ -470,3 +470,33 @@ bytes = "500KB"
         );
     }
 }
+
+/// Priorities act on the hops (§3): one key packet in four with tolerance
+/// 0, the rest with 30%. Over 4 links losing 30% of frames, link ARQ up to
+/// 5 attempts, the relays give key packets the MAC's 5 attempts and the
+/// rest fewer (equation 2): the stream costs fewer data transmissions than
+/// jtp0's and more than a flat 30% tolerance's, and delivers at least
+/// every key packet and 70% of the rest.
+#[test]
+fn priorities_set_per_packet_attempts_between_jtp0_and_a_flat_tolerance() {
+    let stream = "app = \"cbr\"\nrate = \"32kbps\"\nmessage = 800\nstop = \"100s\"";
+    let lossy = |p: &str, extra: &str| {
+        p2p_chain(p, "arq = 4", stream).replace("rate = 0.1", "rate = 0.3") + extra
+    };
+    let keyed = "[flow.jtp]\npriority_pattern = [1, 0, 0, 0]\npriority_tolerance = [0.3, 0.0]\n";
+    let flat = "[flow.jtp]\nloss_tolerance = 0.3\n";
+    for seed in 1..=2 {
+        let a0 = forward_attempts(&run_seed(&lossy("jtp0", ""), seed));
+        let r = run_seed(&lossy("jtp", keyed), seed);
+        let ak = forward_attempts(&r);
+        let af = forward_attempts(&run_seed(&lossy("jtp", flat), seed));
+        assert!(af < ak && ak < a0, "seed {seed}: flat {af}, keyed {ak}, jtp0 {a0}");
+        let f = &r.flows[0];
+        let sent = (f.data_packets - f.retransmitted_packets) * 800;
+        let share = f.bytes_delivered as f64 / sent as f64;
+        assert!(
+            (0.25 + 0.75 * 0.7..1.0).contains(&share),
+            "seed {seed}: delivered {share:.3} of the stream"
+        );
+    }
+}
