@@ -165,7 +165,10 @@ fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
                 if p.fract() == 0.0 && (0.0..=255.0).contains(&p) {
                     Ok(p as u8)
                 } else {
-                    Err(t.error("priority_pattern", format!("priorities are 0..=255, got {p}")))
+                    Err(t.error(
+                        "priority_pattern",
+                        format!("priorities are 0..=255, got {p}"),
+                    ))
                 }
             })
             .collect::<Result<Vec<_>>>()?;

@@ -113,7 +113,10 @@ mod tests {
     #[test]
     fn the_pattern_gives_each_packet_its_priority_and_tolerance() {
         let g = gop();
-        assert_eq!((g.of(0, 9), g.of(1, 9), g.of(4, 9), g.of(7, 9)), (1, 0, 1, 0));
+        assert_eq!(
+            (g.of(0, 9), g.of(1, 9), g.of(4, 9), g.of(7, 9)),
+            (1, 0, 1, 0)
+        );
         assert_eq!(g.tolerance_of(8, 0.5), 0.0);
         assert_eq!(g.tolerance_of(9, 0.5), 0.3);
         let none = Priorities::default();
