@@ -359,14 +359,14 @@ mod tests {
             // One datagram a millisecond.
             tx.sent(b, now);
             n += 1;
-            if n % 20 != 0 {
+            if !n.is_multiple_of(20) {
                 assert!(!rx.on_datagram(&[0u8; 40], a, &mut back));
             }
             tx.marks(now, &mut wire);
             for (m, to) in wire.drain(..) {
                 assert_eq!(to, b);
                 // Every seventh mark is lost.
-                let lost = LinkFrame::parse(&m).unwrap().mark % 7 == 0;
+                let lost = LinkFrame::parse(&m).unwrap().mark.is_multiple_of(7);
                 if !lost {
                     assert!(rx.on_datagram(&m, a, &mut back));
                 }

@@ -88,7 +88,7 @@ impl ServiceMeter {
             return;
         };
         let took = now.saturating_since(since);
-        self.now.busy = self.now.busy + took;
+        self.now.busy += took;
         let n = match self.nbrs.iter_mut().find(|n| n.node == next) {
             Some(n) => n,
             None => {
@@ -99,7 +99,7 @@ impl ServiceMeter {
                 self.nbrs.last_mut().expect("just pushed")
             }
         };
-        n.service = n.service + took;
+        n.service += took;
         if acked {
             n.bits += u64::from(bytes) * 8;
         }
@@ -125,7 +125,7 @@ impl ServiceMeter {
             .filter(|n| n.node == nbr)
         {
             bits += n.bits;
-            service = service + n.service;
+            service += n.service;
         }
         if bits == 0 || service == Duration::ZERO {
             return None;

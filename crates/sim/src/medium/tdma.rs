@@ -50,16 +50,21 @@ pub struct Schedule {
     pub by_slot: Vec<Vec<usize>>,
     /// Per link: slots that passed.
     pub offered: Vec<u64>,
-    /// Per link: the share of its recent slots left unused, an EWMA with
-    /// gain [`IDLE_GAIN`] per slot offered (1 before any).
-    pub recent_idle: Vec<f64>,
+    /// Per link: how it used its recent slots.
+    pub recent: Vec<RecentUse>,
     /// Slots that passed in all.
     pub slots_elapsed: u64,
-    /// Per link: the mean network size of the frames it sent in its slots
-    /// (an EWMA with gain [`IDLE_GAIN`] per frame; [`SLOT_BYTES`] before
-    /// any). A slot carries one frame, so this, not the slot's size, is
-    /// what a slot of the link carries.
-    pub frame_bytes: Vec<f64>,
+}
+
+/// How a link used its recent slots (EWMAs with gain [`IDLE_GAIN`]).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct RecentUse {
+    /// The share of its slots left unused, per slot offered (1 before any).
+    pub idle: f64,
+    /// The mean network size of the frames it sent in its slots, per frame
+    /// ([`SLOT_BYTES`] before any). A slot carries one frame, so this, not
+    /// the slot's size, is what a slot of the link carries.
+    pub frame_bytes: f64,
 }
 
 /// EWMA gain of a link's recent idle share, per slot of the link: the
@@ -142,13 +147,13 @@ impl Schedule {
         } else {
             self.offered[link] as f64 / self.slots_elapsed as f64
         };
-        share * self.frame_bytes[link] * 8.0 / self.slot.as_secs_f64()
+        share * self.recent[link].frame_bytes * 8.0 / self.slot.as_secs_f64()
     }
 
     /// The rate a link has left: its capacity times the share of its
     /// recent slots that went unused (what JTP stamps, §2.1.1).
     pub fn available_bps(&self, link: usize) -> f64 {
-        self.capacity_bps(link) * self.recent_idle[link]
+        self.capacity_bps(link) * self.recent[link].idle
     }
 
     /// Move to the frame holding slot `index` if it has begun; the local
@@ -274,10 +279,10 @@ impl Tdma {
                     let sent = self.x.slot_send(cx, a as usize, b);
                     if let Some(t) = self.sched.as_mut() {
                         let idle = if sent.is_some() { 0.0 } else { 1.0 };
-                        t.recent_idle[i] += IDLE_GAIN * (idle - t.recent_idle[i]);
+                        let r = &mut t.recent[i];
+                        r.idle += IDLE_GAIN * (idle - r.idle);
                         if let Some(bytes) = sent {
-                            let fb = &mut t.frame_bytes[i];
-                            *fb += IDLE_GAIN * (bytes as f64 - *fb);
+                            r.frame_bytes += IDLE_GAIN * (bytes as f64 - r.frame_bytes);
                         }
                     }
                 }
@@ -356,9 +361,14 @@ impl Mac for Tdma {
             frame_len: by_slot.len() as u32,
             by_slot,
             offered: vec![0; k],
-            recent_idle: vec![1.0; k],
+            recent: vec![
+                RecentUse {
+                    idle: 1.0,
+                    frame_bytes: SLOT_BYTES as f64,
+                };
+                k
+            ],
             slots_elapsed: 0,
-            frame_bytes: vec![SLOT_BYTES as f64; k],
         });
         for s in 0..n {
             let r = self.x.radio_of(s);
