@@ -221,6 +221,8 @@ initial_rate = "100kbps"
 max_attempts = 3
 monitor = { outliers_to_switch = 4 }
 controller = { k_i = 0.25 }
+priority_pattern = [1, 0, 0]
+priority_tolerance = [0.2, 0]
 "#,
     );
     let spec = s.spec(&s.points()[0]).unwrap();
@@ -243,6 +245,10 @@ controller = { k_i = 0.25 }
         controller: joulenet_proto::jtp::controller::Pi2MdConfig {
             k_i: 0.25,
             ..Default::default()
+        },
+        priorities: joulenet_proto::jtp::priority::Priorities {
+            pattern: vec![1, 0, 0],
+            tolerance: vec![0.2, 0.0],
         },
         ..JtpConfig::default()
     };
