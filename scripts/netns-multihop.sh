@@ -120,7 +120,7 @@ send_file() {
 
 for ((run = 1; run <= RUNS; run++)); do
     for proto in $PROTOS; do
-        jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
+        JN_RELAY_SUFFIX=.file-$proto-$run jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
         send_file "$proto" "file"
         jn_chain_relays_stop
     done
@@ -145,6 +145,44 @@ PY
         done
     fi
 done
+
+# The relays' measured link loss (crates/runtime/src/link_loss.rs): each
+# relay's link toward the server, over the file runs (marks answered by the
+# next relay or the server), pooled per link. With n datagrams measured,
+# the estimate's standard deviation is sqrt(p(1-p)/n): each link must be
+# within 4 standard deviations of LOSS% (and within 5 points at most).
+links_verdict=$(python3 - "$WORK" "$LOSS" <<'PY'
+import glob, json, math, sys
+work, p = sys.argv[1], float(sys.argv[2]) / 100
+pooled = {}
+for f in glob.glob(f"{work}/relay*.file-*.json"):
+    try:
+        r = json.load(open(f))
+    except ValueError:
+        continue
+    for l in r.get("links", []):
+        # Downstream: toward the next relay, or the server (node LAST).
+        if l["node"] != r["node"] + 1:
+            continue
+        s, h = pooled.get(r["node"], (0, 0))
+        pooled[r["node"]] = (s + l["measured_sent"], h + l["measured_heard"])
+bad, parts = 0, []
+for node in sorted(pooled):
+    s, h = pooled[node]
+    if s == 0:
+        bad += 1
+        parts.append(f"relay {node}: nothing measured")
+        continue
+    est = 1 - h / s
+    tol = min(0.05, 4 * math.sqrt(p * (1 - p) / s))
+    bad += abs(est - p) > tol
+    parts.append(f"relay {node} -> next: {est:.1%} over {s} datagrams (±{tol:.1%})")
+ok = bad == 0 and len(pooled) >= 3
+print(("ok  " if ok else "FAIL") + f" link loss ({p:.0%} set): " + "; ".join(parts))
+PY
+) || links_verdict="FAIL link loss: no relay reports"
+echo "$links_verdict"
+case "$links_verdict" in ok*) ;; *) failures=$((failures + 1)) ;; esac
 
 if [ "$RESTART" = 1 ]; then
     # A transfer long enough to be killed in the middle of: 2 s at the rate.
@@ -213,7 +251,7 @@ fi
 
 if [ "$STREAM" = 1 ]; then
     for proto in jtp0 jtp10; do
-        jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
+        JN_RELAY_SUFFIX=.stream-$proto jn_chain_relays "$BIN" --link-rate "$LINK_RATE"
         jn_x "H$LAST" timeout 120 "$BIN" serve --bind "$SERVER:5201" --node $LAST -1 -i 0 -J \
             --idle-timeout 20s > "$WORK/serve-$proto.json" 2> "$WORK/serve.err" &
         srv=$!
@@ -242,6 +280,36 @@ PY
 ) || verdict="FAIL stream: no reports ($(tail -2 "$WORK/client.err" "$WORK/serve.err" | tr '\n' ' '))"
     echo "$verdict"
     case "$verdict" in ok*) ;; *) failures=$((failures + 1)) ;; esac
+    # iJTP's link attempts on hosts follow the measured loss: jtp0 asks the
+    # MAC's most (5) of every link whatever its loss (its tolerance is 0);
+    # jtp10's tolerance, shared over the hops left (learned from hop
+    # limits), asks 2 of a 5% link (equation 2) once the link is measured,
+    # and 5 before: most of its packets must go with fewer than 5.
+    attempts=$(python3 - "$WORK" <<'PY'
+import json, sys
+work = sys.argv[1]
+ok, parts = True, []
+for proto in ("jtp0", "jtp10"):
+    for k in (1, 2, 3):
+        try:
+            r = json.load(open(f"{work}/relay{k}.stream-{proto}.json"))
+        except (OSError, ValueError):
+            ok = False
+            parts.append(f"{proto} relay {k}: no report")
+            continue
+        l = next((l for l in r["links"] if l["node"] == k + 1), None)
+        hist = l["attempts"] if l else []
+        n = sum(hist)
+        below = sum(hist[:5])
+        loss = "-" if l is None or l["loss_run"] is None else f"{l['loss_run']:.1%}"
+        parts.append(f"{proto} relay {k} (loss {loss}): attempts {hist[1:]}")
+        if n == 0 or (proto == "jtp0" and below > 0) or (proto == "jtp10" and below * 2 <= n):
+            ok = False
+print(("ok  " if ok else "FAIL") + " attempts: " + "; ".join(parts))
+PY
+) || attempts="FAIL attempts: no relay reports"
+    echo "$attempts"
+    case "$attempts" in ok*) ;; *) failures=$((failures + 1)) ;; esac
 fi
 
 if [ "$failures" -gt 0 ]; then

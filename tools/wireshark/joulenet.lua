@@ -142,6 +142,10 @@ local f = {
     query_name = F.string("joulenet.query.name", "File name"),
     offer_prefix = F.uint64("joulenet.offer.prefix_len", "Prefix length"),
     offer_sha = F.bytes("joulenet.offer.sha256", "SHA-256 of the prefix"),
+    link_kind = F.uint8("joulenet.link.kind", "Link frame", base.DEC, { [1] = "Mark", [2] = "Report" }),
+    link_mark = F.uint64("joulenet.link.mark", "Mark number"),
+    link_sent = F.uint64("joulenet.link.sent", "Datagrams sent before the mark"),
+    link_heard = F.uint64("joulenet.link.heard", "Datagrams heard before the mark"),
 }
 p_jn.fields = f
 
@@ -1001,13 +1005,37 @@ local function dissect_payload(tvb, rl, pinfo, tree, t, kind, code, off)
     return ""
 end
 
+-- Link frames (version 6, docs/wire.md "Link frames"): a host's mark on
+-- its link to a neighbour and the neighbour's report; 32 bytes.
+local function dissect_link(tvb, pinfo, t, rl)
+    t:add(f.magic, tvb:range(0, 2))
+    t:add(f.version, tvb:range(2, 1))
+    local kind = tvb:range(3, 1):uint()
+    local ki = t:add(f.link_kind, tvb:range(3, 1))
+    if kind ~= 1 and kind ~= 2 then malformed(ki, "unknown link frame kind") end
+    local ri = t:add(f.reserved, tvb:range(4, 4))
+    if tvb:range(4, 4):uint() ~= 0 then malformed(ri, "reserved bytes not zero") end
+    if not need(tvb, rl, t, 8, 24, "link frame") then return tvb:len() end
+    if rl ~= 32 then malformed(t, "link frame of " .. rl .. " bytes (32 expected)") end
+    t:add(f.link_mark, tvb:range(8, 8))
+    t:add(f.link_sent, tvb:range(16, 8))
+    t:add(f.link_heard, tvb:range(24, 8))
+    local name = kind == 1 and "mark" or "report"
+    local info = string.format("v6 link %s %s sent=%s", name, tostring(tvb:range(8, 8):uint64()),
+        tostring(tvb:range(16, 8):uint64()))
+    if kind == 2 then info = info .. " heard=" .. tostring(tvb:range(24, 8):uint64()) end
+    t:append_text(", v6 link " .. name)
+    set_info(pinfo, "joulenet", info)
+    return tvb:len()
+end
+
 -- Is this a joulenet runtime datagram? (magic, version 2–5, known kind)
 local function looks_like_runtime(tvb)
     if tvb:len() < 5 then return false end
     if tvb:range(0, 2):uint() ~= 0x4a4e then return false end
     local v = tvb:range(2, 1):uint()
     local k = tvb:range(3, 1):uint()
-    return v >= 2 and v <= 5 and k >= 1 and k <= 7
+    return (v >= 2 and v <= 5 and k >= 1 and k <= 7) or (v == 6 and (k == 1 or k == 2))
 end
 
 function p_jn.dissector(tvb, pinfo, tree)
@@ -1020,6 +1048,9 @@ function p_jn.dissector(tvb, pinfo, tree)
     if tvb:range(0, 2):uint() ~= 0x4a4e then
         malformed(t, "wrong magic (not \"JN\")")
         return tvb:len()
+    end
+    if tvb:range(2, 1):uint() == 6 then
+        return dissect_link(tvb, pinfo, t, rl)
     end
     dissect_header(tvb, t)
     local version = tvb:range(2, 1):uint()

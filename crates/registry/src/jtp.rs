@@ -158,6 +158,24 @@ fn configure(flow: &Reader, c: &mut JtpConfig) -> Result<()> {
     if let Some(v) = t.int_in("priority", 0, 255)? {
         c.priority = v as u8;
     }
+    if let Some(v) = t.numbers("priority_pattern")? {
+        c.priorities.pattern = v
+            .iter()
+            .map(|&p| {
+                if p.fract() == 0.0 && (0.0..=255.0).contains(&p) {
+                    Ok(p as u8)
+                } else {
+                    Err(t.error(
+                        "priority_pattern",
+                        format!("priorities are 0..=255, got {p}"),
+                    ))
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+    }
+    if let Some(v) = t.numbers("priority_tolerance")? {
+        c.priorities.tolerance = v;
+    }
     if let Some(v) = t.int_in("energy_budget_uj", 1, u32::MAX as u64)? {
         c.energy_budget_uj = v as u32;
     }

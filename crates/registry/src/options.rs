@@ -309,6 +309,23 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// An array of numbers (integers or floats).
+    pub fn numbers(&self, key: &str) -> Result<Option<Vec<f64>>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Value::Integer(i) => Ok(*i as f64),
+                    Value::Float(f) => Ok(*f),
+                    v => Err(self.expected(key, "an array of numbers", v)),
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(v) => Err(self.expected(key, "an array of numbers", v)),
+        }
+    }
+
     /// Mark a key as known without reading it (it is read elsewhere).
     pub fn allow(&self, key: &str) {
         self.used.borrow_mut().insert(key.to_string());

@@ -24,6 +24,7 @@ use crate::energy;
 use crate::frame::{
     self, CloseRepr, Header, Kind, OfferRepr, Protocol, QueryRepr, Verdict, TOKEN_LEN,
 };
+use crate::link_loss::Links;
 use crate::pace::Pacer;
 use crate::report::{Format, Reporter, Summary};
 use crate::route::{self, RouteInfo};
@@ -259,6 +260,15 @@ pub fn run_client(
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
     // The link to the first hop, served at `--link-rate` (`crate::pace`).
     let mut pacer = Pacer::new(opts.tuning.link_rate_bps);
+    // The first link's loss, measured (`crate::link_loss`): what is sent
+    // to the first hop is counted and marked; its marks are answered. Not
+    // in authenticated mode: link frames are not sealed, so anyone could
+    // forge the reports the estimate comes from.
+    let measure_links = auth.is_none();
+    let mut links = Links::default();
+    let mut link_frames: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
+    // Datagrams at the head of `sendq` already counted (left by a flush).
+    let mut counted = 0usize;
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let mut strangers = 0u64;
@@ -287,7 +297,7 @@ pub fn run_client(
     let mut mismatch: Option<String> = None;
     loop {
         let now = conn.now();
-        show_link(&mut conn, &pacer, server, now);
+        show_link(&mut conn, &pacer, &links, server, now);
         conn.poll(now);
         conn.drain(&mut sendq, &mut pool);
         if pacer.rate_bps().is_some() {
@@ -324,7 +334,15 @@ pub fn run_client(
                 }
             }
         }
+        if measure_links {
+            for _ in counted.min(sendq.len())..sendq.len() {
+                links.sent(server, now);
+            }
+            links.marks(now, &mut sendq);
+        }
+        sendq.append(&mut link_frames);
         flush(&socket, Some(server), &mut sendq, &mut pool)?;
+        counted = sendq.len();
         rep.tick(now, &conn);
         if let Some(a) = auth
             .as_ref()
@@ -352,6 +370,7 @@ pub fn run_client(
             )),
             asked_at.map(|t| t + VERDICT_ASK),
             pacer.next_release(),
+            links.next_mark(),
             done_at.map(|t| t + verdict_wait + Duration(1)),
             auth.as_ref().filter(|a| !a.heard).map(|_| {
                 let left = MISMATCH_WAIT.saturating_sub(started.elapsed());
@@ -372,6 +391,10 @@ pub fn run_client(
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
                 let (d, from) = batch.get(i);
+                if measure_links && from.is_some_and(|f| links.on_datagram(d, f, &mut link_frames))
+                {
+                    continue;
+                }
                 let from_server = from == Some(server);
                 let decoded = match (auth.as_mut(), conn.seal.as_mut()) {
                     (Some(a), Some(s)) => a.open(s, d, from_server, id, &mut conn.route),
@@ -394,7 +417,7 @@ pub fn run_client(
                 let honoured = match h.kind {
                     Kind::Data => {
                         let now = conn.now();
-                        show_link(&mut conn, &pacer, server, now);
+                        show_link(&mut conn, &pacer, &links, server, now);
                         conn.on_datagram(payload, d.len());
                         true
                     }
@@ -686,9 +709,12 @@ fn verdict_belongs(conn: &Connection, v: &CloseRepr, file_sha: Option<[u8; 32]>)
 
 /// Sends what the socket takes now; keeps the rest queued (bounded). Sent
 /// datagrams' buffers go to `pool` for the next ones.
-/// What the agent sees of its link to the first hop: the interface
-/// queue's length and, with a link rate, the rate and what is left of it.
-fn show_link(conn: &mut Connection, pacer: &Pacer, to: SocketAddr, now: Time) {
+/// What the agent sees of its link to the first hop: its measured loss,
+/// the interface queue's length and, with a link rate, the rate and what
+/// is left of it.
+fn show_link(conn: &mut Connection, pacer: &Pacer, links: &Links, to: SocketAddr, now: Time) {
+    conn.net.link_loss = links.estimate(to);
+    conn.net.hops = conn.route.as_ref().and_then(|r| r.hops());
     let Some(rate) = pacer.rate_bps() else {
         return;
     };

@@ -28,6 +28,7 @@ pub mod conn;
 pub mod emulate;
 pub mod energy;
 pub mod frame;
+pub mod link_loss;
 pub mod multihomed;
 pub mod net;
 pub mod pace;

@@ -73,6 +73,12 @@ pub struct RuntimeNet {
     pub link_queue: usize,
     /// The rate left on the link to the peer, where measured (`crate::pace`).
     pub link_available_bps: Option<f64>,
+    /// The loss of the link to the peer, where measured
+    /// (`crate::link_loss`).
+    pub link_loss: Option<f64>,
+    /// Hops to the peer, where known (a routed connection:
+    /// `crate::route::RouteInfo::hops`); 1 otherwise.
+    pub hops: Option<u32>,
 }
 
 impl RuntimeNet {
@@ -98,6 +104,8 @@ impl RuntimeNet {
             link_rate_bps: 1_000_000_000,
             link_queue: 0,
             link_available_bps: None,
+            link_loss: None,
+            hops: None,
         }
     }
 
@@ -189,10 +197,11 @@ impl Net for RuntimeNet {
         self.events.push((now, event));
     }
     fn route(&self, dst: NodeId) -> Option<Route> {
-        // The peer is one (UDP) hop away as far as the runtime can tell.
+        // The peer is one (UDP) hop away unless its datagrams' hop limits
+        // said otherwise.
         Some(Route {
             next_hop: dst,
-            hops: 1,
+            hops: self.hops.unwrap_or(1),
         })
     }
     fn link(&self, _neighbour: NodeId) -> Option<LinkInfo> {
@@ -200,7 +209,7 @@ impl Net for RuntimeNet {
             rate_bps: self.link_rate_bps,
             up: true,
             queue_len: self.link_queue + self.outbox.len(),
-            loss_estimate: None,
+            loss_estimate: self.link_loss,
             available_rate_bps: self.link_available_bps,
             etx: None,
         })

@@ -52,6 +52,7 @@ use serde::Serialize;
 use crate::client::flush;
 use crate::conn::Tuning;
 use crate::frame::{self, Header, Kind, Protocol, HEADER_LEN, TOKEN_LEN};
+use crate::link_loss::Links;
 use crate::net::{RecordedRadio, MAX_OUTBOX};
 use crate::pace::Pacer;
 use crate::route::{self, RoutePacket, RouteRepr};
@@ -98,7 +99,7 @@ impl RelayOptions {
 }
 
 /// What a relay did, for its report (`-J` prints it as JSON).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RelayReport {
     pub node: NodeId,
     /// Datagrams passed on toward their destination (by a relay agent's
@@ -136,12 +137,40 @@ pub struct RelayReport {
     /// Sealed datagrams (authenticated mode) of a protocol whose relays
     /// terminate connections: their agent cannot read them.
     pub sealed_dropped: u64,
+    /// Link frames that did not parse, or reports on no mark of ours
+    /// (`crate::link_loss`).
+    pub link_malformed: u64,
+    /// Per neighbour: the link's measured loss and the link attempts the
+    /// relay agents asked for on it.
+    pub links: Vec<LinkStats>,
+}
+
+/// What a relay measured of its link to one neighbour, and what its agents
+/// made of it (issue 14: iJTP's attempts *Mᵢ* follow the loss *pᵢ*).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkStats {
+    /// The neighbour's node id (from the route table), or `None` for a
+    /// learned endpoint.
+    pub node: Option<NodeId>,
+    pub addr: String,
+    /// Marks sent on the link, and the datagrams and heard ones the
+    /// neighbour's reports covered.
+    pub marks: u64,
+    pub measured_sent: u64,
+    pub measured_heard: u64,
+    /// The loss over the run (`measured_sent` less `measured_heard`, over
+    /// `measured_sent`) and the last window's (what `Net::link` gave).
+    pub loss_run: Option<f64>,
+    pub loss_now: Option<f64>,
+    /// Packets the relay agents sent on the link with 1, 2, ... link
+    /// attempts (`TxOpts::link_attempts`; index 0: not set).
+    pub attempts: Vec<u64>,
 }
 
 impl RelayReport {
     /// A two-column table for people.
     pub fn table(&self) -> String {
-        let rows: [(&str, u64); 16] = [
+        let rows: [(&str, u64); 17] = [
             ("forwarded", self.forwarded),
             ("consumed", self.consumed),
             ("dropped", self.dropped),
@@ -158,10 +187,23 @@ impl RelayReport {
             ("agents alive", self.agents_alive),
             ("queue drops", self.queue_drops),
             ("sealed dropped", self.sealed_dropped),
+            ("link malformed", self.link_malformed),
         ];
         let mut s = format!("relay node {}\n", self.node);
         for (k, v) in rows {
             s.push_str(&format!("  {k:<18}{v:>12}\n"));
+        }
+        let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{:.1}%", p * 100.0));
+        for l in &self.links {
+            s.push_str(&format!(
+                "  link to {}: loss {} (now {}) over {} datagrams, {} marks; attempts {:?}\n",
+                l.addr,
+                pct(l.loss_run),
+                pct(l.loss_now),
+                l.measured_sent,
+                l.marks,
+                l.attempts
+            ));
         }
         s
     }
@@ -173,8 +215,9 @@ pub struct RelayNet {
     now: Time,
     local: Addr,
     routes: RouteTable,
-    /// (from, to, packet) the agents sent in the current callback.
-    outbox: Vec<(Addr, Addr, Vec<u8>)>,
+    /// (from, to, packet, link attempts) the agents sent in the current
+    /// callback.
+    outbox: Vec<(Addr, Addr, Vec<u8>, Option<u8>)>,
     outbox_dropped: u64,
     previous_hop: Option<NodeId>,
     rng: Pcg64Mcg,
@@ -182,6 +225,9 @@ pub struct RelayNet {
     /// The links toward the neighbours as the pacer saw them when the
     /// callback began ([`Relay::refresh_links`]); empty without a link rate.
     links: HashMap<NodeId, LinkInfo>,
+    /// Hops to each node heard from, by the hop limits of its datagrams
+    /// ([`route::hops_travelled`]; routes are symmetric).
+    hops: HashMap<NodeId, u32>,
 }
 
 impl RelayNet {
@@ -200,6 +246,19 @@ impl RelayNet {
                 changes: 0,
             },
             links: HashMap::new(),
+            hops: HashMap::new(),
+        }
+    }
+
+    /// Learns the hops to `node` from a datagram it sent.
+    fn saw(&mut self, node: NodeId, hop_limit: u8) {
+        let h = route::hops_travelled(hop_limit);
+        if let Some(v) = self.hops.get_mut(&node) {
+            // The most seen: a relay sending on the node's behalf (a local
+            // recovery) starts a fresh hop limit, nearer than the node.
+            *v = (*v).max(h);
+        } else if self.hops.len() < MAX_FLOWS {
+            self.hops.insert(node, h);
         }
     }
 
@@ -225,12 +284,12 @@ impl Net for RelayNet {
         let from = self.local;
         self.send_as(from, to, packet, opts)
     }
-    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, _opts: TxOpts) {
+    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
         if self.outbox.len() >= MAX_OUTBOX {
             self.outbox_dropped += 1;
             return;
         }
-        self.outbox.push((from, to, packet));
+        self.outbox.push((from, to, packet, opts.link_attempts));
     }
     fn previous_hop(&self) -> Option<NodeId> {
         self.previous_hop
@@ -250,7 +309,7 @@ impl Net for RelayNet {
         let next = self.routes.next_hop(dst)?;
         Some(Route {
             next_hop: self.routes.neighbour(next).unwrap_or(dst),
-            hops: 1,
+            hops: self.hops.get(&dst).copied().unwrap_or(1),
         })
     }
     /// With a link rate (`--link-rate`): the neighbour's interface queue
@@ -316,6 +375,12 @@ pub struct Relay {
     sendq: Vec<(Vec<u8>, SocketAddr)>,
     /// Each neighbour's interface queue, served at the link rate.
     pacer: Pacer,
+    /// Each link's loss, measured (`crate::link_loss`).
+    links: Links,
+    /// Link frames to send at once (reports answering marks).
+    link_frames: Vec<(Vec<u8>, SocketAddr)>,
+    /// Per next hop: packets the agents sent with 1, 2, ... link attempts.
+    attempts: HashMap<SocketAddr, Vec<u64>>,
     pool: Vec<Vec<u8>>,
 }
 
@@ -346,6 +411,9 @@ impl Relay {
             },
             sendq: Vec::new(),
             pacer: Pacer::new(opts.tuning.link_rate_bps),
+            links: Links::default(),
+            link_frames: Vec::new(),
+            attempts: HashMap::new(),
             pool: Vec::new(),
         }
     }
@@ -355,13 +423,51 @@ impl Relay {
         let mut r = self.report.clone();
         r.agents_alive = self.agents.len() as u64;
         r.queue_drops = self.pacer.dropped;
+        r.link_malformed = self.links.malformed;
+        r.links = self.link_stats();
         r
     }
 
-    /// Datagrams whose turn on their link has come, with their next hops.
+    /// Per link: its measured loss and the attempts asked on it.
+    fn link_stats(&self) -> Vec<LinkStats> {
+        let mut addrs: Vec<SocketAddr> = self
+            .links
+            .out
+            .keys()
+            .chain(self.attempts.keys())
+            .copied()
+            .collect();
+        addrs.sort();
+        addrs.dedup();
+        addrs
+            .into_iter()
+            .map(|a| {
+                let l = self.links.out.get(&a).cloned().unwrap_or_default();
+                LinkStats {
+                    node: self.routes.neighbour(a),
+                    addr: a.to_string(),
+                    marks: l.marks_sent(),
+                    measured_sent: l.total_sent,
+                    measured_heard: l.total_heard,
+                    loss_run: l.run_estimate(),
+                    loss_now: l.estimate(),
+                    attempts: self.attempts.get(&a).cloned().unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
+    /// Datagrams whose turn on their link has come, with their next hops,
+    /// each link's mark when one is due after them, and the reports
+    /// answering the neighbours' marks.
     pub fn take_sends(&mut self) -> Vec<(Vec<u8>, SocketAddr)> {
         let now = self.net.clock();
         self.pacer.release(now, &mut self.sendq);
+        for (_, to) in &self.sendq {
+            self.links.sent(*to, now);
+        }
+        self.links.marks(now, &mut self.sendq);
+        self.sendq.append(&mut self.link_frames);
         std::mem::take(&mut self.sendq)
     }
 
@@ -382,7 +488,7 @@ impl Relay {
                     rate_bps: rate,
                     up: true,
                     queue_len: self.pacer.queue_len(addr),
-                    loss_estimate: None,
+                    loss_estimate: self.links.estimate(addr),
                     available_rate_bps: Some(
                         meter.map_or(rate as f64, |m| m.available_bps(rate, now)),
                     ),
@@ -409,6 +515,9 @@ impl Relay {
 
     /// Handles one received datagram from the UDP address `from`.
     pub fn on_datagram(&mut self, d: &[u8], from: SocketAddr) {
+        if self.links.on_datagram(d, from, &mut self.link_frames) {
+            return;
+        }
         // A sealed datagram (authenticated mode, `crate::seal`) shows its
         // headers in the clear: it is routed as any other, but only
         // forwarded, since its payload is for the ends' keys alone.
@@ -442,6 +551,7 @@ impl Relay {
             return;
         }
         let hop_limit = r.hop_limit - 1;
+        self.net.saw(r.src.node, r.hop_limit);
         if self.routes.neighbour(from).is_none()
             && (self.learned.len() < MAX_FLOWS || self.learned.contains_key(&r.src.node))
         {
@@ -551,7 +661,7 @@ impl Relay {
                 conn_id,
             };
             self.report.originated += 1;
-            self.send_routed(h, &RouteRepr::new(*from, *to), packet);
+            self.send_routed(h, &RouteRepr::new(*from, *to), packet, None);
         }
         // Kept until the far end is heard (another `Retry` may follow).
         if let Some(meta) = self.flows.get_mut(&(protocol, FlowKey::of(r.src, r.dst))) {
@@ -665,7 +775,7 @@ impl Relay {
         match verdict {
             TransitVerdict::Forward => {
                 let out = RouteRepr { hop_limit, ..r };
-                self.send_routed(h, &out, &packet);
+                self.send_routed(h, &out, &packet, opts.link_attempts);
                 if self.next_hop(r.dst.node).is_some() {
                     self.report.forwarded += 1;
                 }
@@ -679,11 +789,19 @@ impl Relay {
 
     /// Frames a routed datagram toward its next hop: a `Hello` with the
     /// flow's token in front of the agent packet.
-    fn send_routed(&mut self, h: Header, r: &RouteRepr, payload: &[u8]) {
+    fn send_routed(&mut self, h: Header, r: &RouteRepr, payload: &[u8], attempts: Option<u8>) {
         let Some(next) = self.next_hop(r.dst.node) else {
             self.report.no_route += 1;
             return;
         };
+        if let Some(n) = attempts {
+            let hist = self.attempts.entry(next).or_default();
+            let i = n as usize;
+            if hist.len() <= i {
+                hist.resize(i + 1, 0);
+            }
+            hist[i] += 1;
+        }
         let mut head = [0u8; route::ROUTED_HEADER_LEN];
         route::write_headers(&h, r, &mut head);
         let token = (h.kind == Kind::Hello).then(|| self.flow_token(h.protocol, r));
@@ -700,7 +818,7 @@ impl Relay {
     /// now holds nothing.
     fn after_callback(&mut self, protocol: Protocol) {
         let sent = std::mem::take(&mut self.net.outbox);
-        for (from, to, packet) in sent {
+        for (from, to, packet, attempts) in sent {
             let key = (protocol, FlowKey::of(from, to));
             let Some(meta) = self.flows.get_mut(&key) else {
                 // A flow the relay never saw: no connection id to frame it.
@@ -724,7 +842,7 @@ impl Relay {
                 conn_id: meta.conn_id,
             };
             self.report.originated += 1;
-            self.send_routed(h, &RouteRepr::new(from, to), &packet);
+            self.send_routed(h, &RouteRepr::new(from, to), &packet, attempts);
             if self.pool.len() < 4096 {
                 self.pool.push(packet);
             }
@@ -784,6 +902,7 @@ impl Relay {
             .values()
             .filter_map(|a| a.poll_timeout())
             .chain(self.pacer.next_release())
+            .chain(self.links.next_mark())
             .min()?;
         Some(std::time::Duration::from_nanos(t.0.saturating_sub(now.0)))
     }
@@ -1286,6 +1405,75 @@ mod tests {
         assert_eq!((l.rate_bps, l.queue_len), (1_000, 4));
         assert!(l.available_rate_bps.is_some_and(|v| v <= 1_000.0));
         assert_eq!(r.report().forwarded, 5);
+    }
+
+    /// What the agents see on a relay: the loss of the link to node 9 from
+    /// node 9's reports on what it heard, and the hops to node 9 from the
+    /// hop limit of its datagrams (3 relays crossed: 62 left).
+    #[test]
+    fn reports_give_a_link_its_loss_and_hop_limits_the_hops_left() {
+        use crate::link_loss::{LinkFrame, LinkFrameKind};
+        let mut routes = RouteTable::new();
+        routes.add(9, "127.0.0.1:9".parse().unwrap()).unwrap();
+        let mut opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
+        opts.tuning.link_rate_bps = Some(1_000_000_000);
+        let mut r = Relay::new(&opts);
+        let (from, nine) = (FROM.parse().unwrap(), "127.0.0.1:9".parse().unwrap());
+        let (a, b) = (Addr::new(1, 7), Addr::new(9, 5201));
+        let udp = Protocol::named("udp");
+        r.refresh_links();
+        assert_eq!(
+            r.net.link(9).unwrap().loss_estimate,
+            None,
+            "nothing measured"
+        );
+        assert_eq!(r.net.route(9).unwrap().hops, 1, "nothing heard from 9");
+        for _ in 0..200 {
+            r.on_datagram(&dg(udp, Kind::Data, a, b, 64, b"x"), from);
+        }
+        // Served at 1 Gbit/s: all 200 leave within a millisecond.
+        let mut left = 0;
+        while left < 200 {
+            left += r.take_sends().len();
+        }
+        // Node 9 reports two marks: 170 of the 200 sent between them heard.
+        for (sent, heard) in [(0, 0), (200, 170)] {
+            let rep = LinkFrame {
+                kind: LinkFrameKind::Report,
+                mark: 1,
+                sent,
+                heard,
+            };
+            r.on_datagram(&rep.emit(), nine);
+        }
+        // A datagram from node 9 that crossed three relays before this one.
+        r.on_datagram(&dg(udp, Kind::Data, b, a, 61, b"y"), nine);
+        r.refresh_links();
+        let p = r.net.link(9).unwrap().loss_estimate.expect("measured");
+        assert!((p - 0.15).abs() < 1e-9, "{p}");
+        assert_eq!(r.net.route(9).unwrap().hops, 4);
+        let rep = r.report();
+        let link = rep.links.iter().find(|l| l.node == Some(9)).unwrap();
+        assert_eq!((link.measured_sent, link.measured_heard), (200, 170));
+        assert!(rep.table().contains("loss 15.0%"), "{}", rep.table());
+        // A mark from a neighbour is answered with what was heard from it.
+        let mark = LinkFrame {
+            kind: LinkFrameKind::Mark,
+            mark: 3,
+            sent: 250,
+            heard: 0,
+        };
+        r.on_datagram(&mark.emit(), from);
+        let sent = r.take_sends();
+        let answer = sent
+            .iter()
+            .find(|(d, to)| *to == from && LinkFrame::is_link(d))
+            .expect("a report");
+        let got = LinkFrame::parse(&answer.0).unwrap();
+        assert_eq!(
+            (got.kind, got.mark, got.sent, got.heard),
+            (LinkFrameKind::Report, 3, 250, 200)
+        );
     }
 
     #[test]

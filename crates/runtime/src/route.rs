@@ -317,10 +317,26 @@ impl RouteInfo {
         self.hop_limit_max = Some(self.hop_limit_max.map_or(h, |m| m.max(h)));
     }
 
+    /// Hops to the peer, from the most relays a datagram from it crossed
+    /// (all start at [`DEFAULT_HOP_LIMIT`]; routes are symmetric): the
+    /// routing layer's view of the hops left that iJTP asks for. The most,
+    /// because a relay may send on the peer's behalf (a local recovery)
+    /// with a fresh hop limit, which makes it look nearer, never farther.
+    pub fn hops(&self) -> Option<u32> {
+        self.hop_limit_min.map(hops_travelled)
+    }
+
     /// Whether a received datagram belongs to this endpoint's flow.
     pub fn accepts(&self, route: &RouteRepr) -> bool {
         route.src == self.remote && route.dst == self.local
     }
+}
+
+/// The hops a datagram that arrived with `hop_limit` travelled (a relay
+/// passes on one less than it got: the first hop leaves the hop limit as
+/// the sender set it), at least 1.
+pub fn hops_travelled(hop_limit: u8) -> u32 {
+    u32::from(DEFAULT_HOP_LIMIT.saturating_sub(hop_limit)) + 1
 }
 
 /// Parses a node id as given on the command line.
@@ -527,6 +543,30 @@ mod tests {
         let mut fresh = Some(me);
         let _ = parse_for(&to_me, &mut fresh, |_| false);
         assert_eq!(fresh.unwrap().hop_limit_min, None);
+    }
+
+    #[test]
+    fn hops_travelled_count_the_relays_crossed() {
+        assert_eq!(
+            hops_travelled(DEFAULT_HOP_LIMIT),
+            1,
+            "straight from the sender"
+        );
+        assert_eq!(hops_travelled(61), 4, "three relays");
+        assert_eq!(hops_travelled(200), 1, "a foreign start is no less than 1");
+        let mut info = RouteInfo::new(Addr::new(0, 1), Addr::new(4, 1));
+        assert_eq!(info.hops(), None);
+        for hop_limit in [61, 64] {
+            info.saw(&RouteRepr {
+                hop_limit,
+                ..RouteRepr::new(Addr::new(4, 1), Addr::new(0, 1))
+            });
+        }
+        assert_eq!(
+            info.hops(),
+            Some(4),
+            "a relay's local recovery looks nearer"
+        );
     }
 
     #[test]

@@ -307,6 +307,9 @@ pub fn run_server(
     let mut recent: VecDeque<u64> = VecDeque::new();
     let mut finished_conns: HashMap<u64, Finished> = HashMap::new();
     let mut sendq: Vec<(Vec<u8>, SocketAddr)> = Vec::new();
+    // What each neighbour sent us, to answer its link marks (a server
+    // sends none of its own: its links are measured by the relay before it).
+    let mut links = crate::link_loss::Links::default();
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let mut scratch: Vec<u8> = Vec::new();
@@ -503,6 +506,13 @@ pub fn run_server(
                     report.counters.malformed += 1;
                     continue;
                 };
+                // A neighbour's mark on its link to us is answered with
+                // what we heard from it (`crate::link_loss`); not in
+                // authenticated mode, whose answers are all sealed (link
+                // frames are not: anyone could forge or replay them).
+                if opts.psk.is_none() && links.on_datagram(d, from, &mut sendq) {
+                    continue;
+                }
                 // Authenticated mode opens a datagram before anything reads
                 // it; a sealed opening's nonce, token and packet number
                 // make its connection's keys.

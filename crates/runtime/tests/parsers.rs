@@ -13,6 +13,7 @@ use common::{quiet, Relay};
 use joulenet_proto::{Addr, Duration};
 use joulenet_runtime::app::{FileHeader, Limit};
 use joulenet_runtime::frame::{self, CloseRepr, Kind, OfferRepr, Protocol, QueryRepr};
+use joulenet_runtime::link_loss::LinkFrame;
 use joulenet_runtime::route::{self, RouteRepr};
 use joulenet_runtime::{run_client, run_server, server, ClientApp, ClientOptions};
 use joulenet_runtime::{ServerMode, ServerOptions};
@@ -93,6 +94,7 @@ fn parse_everything(d: &[u8]) {
     let _ = QueryRepr::parse(d);
     let _ = OfferRepr::parse(d);
     let _ = FileHeader::decode(d);
+    let _ = LinkFrame::parse(d);
     parse_agent_packet(d);
 }
 
@@ -117,10 +119,18 @@ fn parse_agent_packet(p: &[u8]) {
 
 #[test]
 fn the_captures_parse_as_what_they_are() {
-    // The seed is real: every captured datagram is a well-formed frame.
+    // The seed is real: every captured datagram is a well-formed frame,
+    // or a link frame (the client's marks, the server's reports).
+    let mut links = 0;
     for d in captures() {
-        assert!(frame::parse(d).is_ok(), "{d:?}");
+        if LinkFrame::is_link(d) {
+            assert!(LinkFrame::parse(d).is_ok(), "{d:?}");
+            links += 1;
+        } else {
+            assert!(frame::parse(d).is_ok(), "{d:?}");
+        }
     }
+    assert!(links < captures().len(), "connection datagrams captured");
 }
 
 /// Writes a seed corpus for `fuzz/` from the captures (run by hand:
@@ -175,7 +185,7 @@ proptest! {
     ) {
         let all = captures();
         let mut d = all[pick.index(all.len())].clone();
-        if routed {
+        if routed && !LinkFrame::is_link(&d) {
             // The same datagram as it crosses relays (version 3).
             let (h, payload) = frame::parse(&d).unwrap();
             let r = RouteRepr::new(Addr::new(2, 40000), Addr::new(1, 5201));

@@ -19,6 +19,7 @@ use std::time::{Duration as StdDuration, Instant};
 use joulenet_proto::{Addr, Duration};
 use joulenet_runtime::app::FileOutcome;
 use joulenet_runtime::frame::{Header, Kind, Protocol};
+use joulenet_runtime::link_loss::LinkFrame;
 use joulenet_runtime::relay::{self, RelayOptions, RelayReport};
 use joulenet_runtime::route::{self, RouteRepr};
 use joulenet_runtime::routes::RouteTable;
@@ -300,6 +301,17 @@ fn probe(protocol: Protocol, dst: u32, hop_limit: u8, payload: &[u8]) -> Vec<u8>
     route::emit(&h, &r, payload)
 }
 
+/// The next datagram `sink` receives that is not a link frame (a relay's
+/// mark on its link to the sink, `link_loss`): its length.
+fn recv_routed(sink: &UdpSocket, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        let n = sink.recv(buf)?;
+        if !LinkFrame::is_link(&buf[..n]) {
+            return Ok(n);
+        }
+    }
+}
+
 /// A datagram needs a hop limit above the relays it crosses: sent with 3
 /// through three relays it dies at the third (counted there); sent with 4
 /// it arrives with 1.
@@ -320,11 +332,14 @@ fn hop_limit_is_enforced_and_counted() {
         )
         .unwrap();
     let mut buf = [0u8; 2048];
-    let n = sink.recv(&mut buf).expect("the datagram with hop limit 4");
+    let n = recv_routed(&sink, &mut buf).expect("the datagram with hop limit 4");
     let got = route::parse(&buf[..n]).unwrap();
     assert_eq!(got.payload, b"lives");
     assert_eq!(got.route.unwrap().hop_limit, 1);
-    assert!(sink.recv(&mut buf).is_err(), "hop limit 3 crossed 3 relays");
+    assert!(
+        recv_routed(&sink, &mut buf).is_err(),
+        "hop limit 3 crossed 3 relays"
+    );
     let relays = chain.stop();
     let drops: Vec<u64> = relays.iter().map(|r| r.hop_limit_drops).collect();
     assert_eq!(drops, [0, 0, 1]);
@@ -381,7 +396,7 @@ fn malformed_datagrams_to_a_relay_are_counted() {
         )
         .unwrap();
     let mut buf = [0u8; 2048];
-    let n = sink.recv(&mut buf).expect("the relay still forwards");
+    let n = recv_routed(&sink, &mut buf).expect("the relay still forwards");
     assert_eq!(route::parse(&buf[..n]).unwrap().payload, b"after");
     let r = &chain.stop()[0];
     assert_eq!(r.malformed, malformed, "{r:?}");

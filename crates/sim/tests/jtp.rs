@@ -221,6 +221,8 @@ initial_rate = "100kbps"
 max_attempts = 3
 monitor = { outliers_to_switch = 4 }
 controller = { k_i = 0.25 }
+priority_pattern = [1, 0, 0]
+priority_tolerance = [0.2, 0]
 "#,
     );
     let spec = s.spec(&s.points()[0]).unwrap();
@@ -243,6 +245,10 @@ controller = { k_i = 0.25 }
         controller: joulenet_proto::jtp::controller::Pi2MdConfig {
             k_i: 0.25,
             ..Default::default()
+        },
+        priorities: joulenet_proto::jtp::priority::Priorities {
+            pattern: vec![1, 0, 0],
+            tolerance: vec![0.2, 0.0],
         },
         ..JtpConfig::default()
     };
@@ -277,8 +283,14 @@ fn under_tdma_the_available_rate_follows_recent_use_so_jtp_does_not_flood_the_ma
     // effective available rate (the available rate over the mean attempts)
     // is higher, and JTP fills the queues more: 5.8-16.3% on seeds 1-6
     // (9.9, 10.7, 5.8 on the three below), with less energy per delivered
-    // bit (docs/reproduction/jtp.md § Fig. 6). The bound, 20%, still
-    // separates the bug above.
+    // bit (docs/reproduction/jtp.md § Fig. 6). Part of it was ours: the
+    // MAC counted a slot as carrying 1500 bytes where it carries one
+    // ~850-byte JTP frame, so it promised 1.8 times the rate it served;
+    // counted by the frames it sends, 6.8-10.8% (seeds 1-6; mean 8.6%
+    // against 10.1%). The rest is PI²/MD with δ = 0 as the paper sets it:
+    // it raises the rate while any idle share is left, so it stops only
+    // once the bottleneck's slots are all used and its queue grows. The
+    // bound, 20%, still separates the bug above.
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/jtp/linear.toml"
@@ -431,5 +443,75 @@ fn transmissions_follow_equations_5_and_6_with_and_without_caches() {
         if exact > 1.05 * eq5 {
             assert!(uncached > cached, "{case}: caches save transmissions");
         }
+    }
+}
+
+/// On 802.11 (the default `csma` medium, DCF) the available rate JTP's
+/// relays stamp comes from the service time of each station's frames
+/// (`medium/service.rs`). Without it the stations reported none, the
+/// destination never raised the rate, and a 500 KB file crawled at the
+/// initial 64 kbit/s (0.061 Mbit/s goodput, 65 s); with it the rate rises
+/// (0.100 Mbit/s over 40 s on seed 1; the paper's 10 s feedback lower bound
+/// paces the increase).
+#[test]
+fn on_802_11_the_service_time_gives_an_available_rate_and_the_rate_rises() {
+    let text = r#"
+stop = "300s"
+[topology]
+kind = "chain"
+hops = 4
+spacing = 150
+[medium]
+standard = "802.11b"
+range = 250
+reception = "log_distance"
+routing = "hops"
+[flow]
+protocol = "jtp"
+app = "bulk"
+bytes = "500KB"
+"#;
+    for seed in 1..=3 {
+        let r = run_seed(text, seed);
+        assert_file_crossed(&r, 500_000);
+        let f = &r.flows[0];
+        let goodput = f.goodput_bps;
+        assert!(
+            goodput > 1.3 * 64_000.0,
+            "seed {seed}: {goodput:.0} bit/s, not above the initial 64 kbit/s"
+        );
+    }
+}
+
+/// Priorities act on the hops (§3): one key packet in four with tolerance
+/// 0, the rest with 30%. Over 4 links losing 30% of frames, link ARQ up to
+/// 5 attempts, the relays give key packets the MAC's 5 attempts and the
+/// rest fewer (equation 2): the stream costs fewer data transmissions than
+/// jtp0's and more than a flat 30% tolerance's, and delivers at least
+/// every key packet and 70% of the rest.
+#[test]
+fn priorities_set_per_packet_attempts_between_jtp0_and_a_flat_tolerance() {
+    let stream = "app = \"cbr\"\nrate = \"32kbps\"\nmessage = 800\nstop = \"100s\"";
+    let lossy = |p: &str, extra: &str| {
+        p2p_chain(p, "arq = 4", stream).replace("rate = 0.1", "rate = 0.3") + extra
+    };
+    let keyed = "[flow.jtp]\npriority_pattern = [1, 0, 0, 0]\npriority_tolerance = [0.3, 0.0]\n";
+    let flat = "[flow.jtp]\nloss_tolerance = 0.3\n";
+    for seed in 1..=2 {
+        let a0 = forward_attempts(&run_seed(&lossy("jtp0", ""), seed));
+        let r = run_seed(&lossy("jtp", keyed), seed);
+        let ak = forward_attempts(&r);
+        let af = forward_attempts(&run_seed(&lossy("jtp", flat), seed));
+        assert!(
+            af < ak && ak < a0,
+            "seed {seed}: flat {af}, keyed {ak}, jtp0 {a0}"
+        );
+        let f = &r.flows[0];
+        let sent = (f.data_packets - f.retransmitted_packets) * 800;
+        let share = f.bytes_delivered as f64 / sent as f64;
+        assert!(
+            (0.25 + 0.75 * 0.7..1.0).contains(&share),
+            "seed {seed}: delivered {share:.3} of the stream"
+        );
     }
 }

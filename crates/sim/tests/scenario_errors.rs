@@ -234,6 +234,24 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "fixes the loss tolerance",
     ),
     (
+        "JTP priority without a tolerance",
+        "[flow]\nprotocol = \"jtp\"\n[flow.jtp]\npriority_pattern = [0, 2]\npriority_tolerance = [0.1, 0.2]",
+        "flow.jtp.priority_pattern",
+        "priority 2 has no tolerance",
+    ),
+    (
+        "JTP priority tolerance above 1",
+        "[flow]\nprotocol = \"jtp\"\n[flow.jtp]\npriority_pattern = [0]\npriority_tolerance = [1.5]",
+        "flow.jtp.priority_tolerance",
+        "[0, 1]",
+    ),
+    (
+        "JTP priority that is not a byte",
+        "[flow]\nprotocol = \"jtp\"\n[flow.jtp]\npriority_pattern = [0.5]\npriority_tolerance = [0.1]",
+        "flow.jtp.priority_pattern",
+        "0..=255",
+    ),
+    (
         "JTP unknown header layout",
         "[flow]\nprotocol = \"jtp\"\n[flow.jtp]\nformat = \"prototype\"",
         "flow.jtp.format",

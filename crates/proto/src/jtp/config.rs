@@ -8,6 +8,7 @@ use super::cache::DEFAULT_CAPACITY;
 use super::controller::Pi2MdConfig;
 use super::feedback::DEFAULT_LOWER_BOUND;
 use super::monitor::FlipFlopConfig;
+use super::priority::Priorities;
 use crate::config_error::ConfigError;
 use crate::time::Duration;
 
@@ -21,8 +22,11 @@ pub struct JtpConfig {
     pub flow: u16,
     /// End-to-end loss tolerance the source stamps, in [0, 1] (jtp0 = 0).
     pub loss_tolerance: f64,
-    /// Application priority stamped on data packets.
+    /// Application priority stamped on data packets (without `priorities`).
     pub priority: u8,
+    /// Per-packet priorities and their loss tolerances (§3; empty: every
+    /// packet has `priority` and `loss_tolerance`).
+    pub priorities: Priorities,
     /// Energy budget per packet until the receiver advises one, µJ
     /// (`u32::MAX`: unlimited). Ours.
     pub energy_budget_uj: u32,
@@ -73,6 +77,7 @@ impl Default for JtpConfig {
             flow: 1,
             loss_tolerance: 0.0,
             priority: 0,
+            priorities: Priorities::default(),
             energy_budget_uj: u32::MAX,
             budget_factor: 3.0,
             attempt_energy_uj: 100,
@@ -129,6 +134,7 @@ impl JtpConfig {
         if self.max_snack == 0 {
             return Err(ConfigError::new("max_snack", "must be at least 1"));
         }
+        self.priorities.validate()?;
         self.monitor.validate()?;
         self.controller.validate()
     }

@@ -10,6 +10,7 @@
 //! * [`controller`] — the PI²/MD sending-rate controller (§5.2.1);
 //! * [`backoff`] — the source's back-off for locally recovered packets (§4.1);
 //! * [`cache`] — the relays' LRU packet cache (§4);
+//! * [`priority`] — per-packet priorities as loss tolerances (§3);
 //! * [`analytic`] — expected transmissions with and without caching (§4).
 
 pub mod analytic;
@@ -19,6 +20,7 @@ pub mod cache;
 pub mod controller;
 pub mod feedback;
 pub mod monitor;
+pub mod priority;
 pub mod rate;
 
 // The agents, built on the mechanisms above.

@@ -46,6 +46,8 @@ pub struct JtpReceiver {
     duplicates: u64,
     /// Holes given up on within the loss tolerance.
     skipped: u64,
+    /// The same per priority (all under priority 0 without priorities).
+    skipped_by: Vec<u64>,
     /// The latest available-rate sample (b/s): Fig. 5's instantaneous value.
     last_sample: Option<f64>,
 }
@@ -68,6 +70,7 @@ impl JtpReceiver {
             acks_urgent: 0,
             duplicates: 0,
             skipped: 0,
+            skipped_by: vec![0; 256],
             last_sample: None,
         })
     }
@@ -160,6 +163,8 @@ impl JtpReceiver {
     /// is given up on — skipped, never SNACKed — while the packets given up
     /// stay within the loss tolerance of those the stream has reached
     /// (`skipped + 1 ≤ lt · (highest + 1)`); with lt = 0 (jtp0) never.
+    /// With priorities (`super::priority`) the rule holds per priority: a
+    /// hole's priority's tolerance, over that priority's packets.
     fn advance(&mut self, net: &mut dyn Net) {
         loop {
             if let Some(payload) = self.reorder.pop_in_order() {
@@ -169,9 +174,14 @@ impl JtpReceiver {
             let Some(top) = self.reorder.highest() else {
                 break;
             };
-            let allowed = self.cfg.loss_tolerance * (top as f64 + 1.0);
-            if top > self.reorder.next() && (self.skipped + 1) as f64 <= allowed {
+            let hole = self.reorder.next();
+            let pr = &self.cfg.priorities;
+            let class = usize::from(pr.of(hole, 0));
+            let allowed =
+                pr.tolerance_of(hole, self.cfg.loss_tolerance) * pr.peers_up_to(hole, top) as f64;
+            if top > hole && (self.skipped_by[class] + 1) as f64 <= allowed {
                 self.skipped += 1;
+                self.skipped_by[class] += 1;
                 self.reorder.skip();
                 continue;
             }

@@ -138,9 +138,13 @@ impl JtpSender {
             available_rate: RATE_UNKNOWN,
             energy_budget: self.budget_uj,
             energy_used: 0,
-            loss_tolerance: LossTolerance::from_fraction(self.cfg.loss_tolerance),
+            loss_tolerance: LossTolerance::from_fraction(
+                self.cfg
+                    .priorities
+                    .tolerance_of(seq, self.cfg.loss_tolerance),
+            ),
             hops: 0,
-            priority: self.cfg.priority,
+            priority: self.cfg.priorities.of(seq, self.cfg.priority),
             payload,
         });
         let len = repr.buffer_len();

@@ -946,3 +946,56 @@ fn a_sequence_number_far_ahead_is_refused() {
     assert_eq!(w.agents[0].stats().unexpected_dropped, 1);
     assert_eq!(gauge(&w, 0, "jtp_skipped"), 0.0);
 }
+
+/// Priorities (§3): one key packet in four with tolerance 0, the rest with
+/// 30%, over 4 hops losing 5% of frames both ways. Every key packet
+/// arrives; holes are given up only among the others, within their 30%;
+/// the source stamps each packet with its priority and tolerance.
+#[test]
+fn priorities_are_loss_tolerances_and_key_packets_are_never_given_up() {
+    use super::priority::Priorities;
+    let packets = 400;
+    let c = JtpConfig {
+        priorities: Priorities {
+            pattern: vec![1, 0, 0, 0],
+            tolerance: vec![0.3, 0.0],
+        },
+        ..cfg()
+    };
+    let mut w = chain(4, packets * 800, c);
+    w.drop = lossy(0.05, 3);
+    w.start();
+    assert!(w.run(Time::from_secs(600)));
+    let want = pattern(packets * 800);
+    // Which 800-byte chunks arrived (in order, none repeated).
+    let mut at = 0;
+    let mut kept = vec![false; packets];
+    for (i, chunk) in want.chunks(800).enumerate() {
+        if w.delivered[at..].starts_with(chunk) {
+            at += chunk.len();
+            kept[i] = true;
+        }
+    }
+    assert_eq!(at, w.delivered.len(), "in order, no repeats");
+    let lost_keys = (0..packets).step_by(4).filter(|&i| !kept[i]).count();
+    let lost_rest = (0..packets).filter(|&i| i % 4 != 0 && !kept[i]).count();
+    assert_eq!(lost_keys, 0, "a key packet was given up");
+    assert!(lost_rest > 0, "the others' tolerance was never used");
+    assert!(
+        lost_rest as f64 <= 0.3 * (packets * 3 / 4) as f64,
+        "{lost_rest} of {} given up",
+        packets * 3 / 4
+    );
+    assert_eq!(gauge(&w, 4, "jtp_skipped") as usize, lost_rest);
+    // What the source stamped (after its own hop's rewrite, which here
+    // spends a packet's whole tolerance: its route says 1 hop left).
+    for s in w.log.iter().filter(|s| s.from == 0) {
+        if let JtpRepr::Data(d) = parse(&s.packet) {
+            let key = d.seq % 4 == 0;
+            assert_eq!(d.priority, u8::from(key), "seq {}", d.seq);
+            if key {
+                assert_eq!(d.loss_tolerance.fraction(), 0.0, "seq {}", d.seq);
+            }
+        }
+    }
+}

@@ -134,8 +134,12 @@ impl Mac for Dcf {
         Stations::kill(self, cx, node);
     }
 
-    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
-        self.link_info(node, nbr, in_range, || None)
+    /// With the rate left toward `nbr`, from the service time of the
+    /// station's frames (`super::service`).
+    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool, now: Time) -> Option<LinkInfo> {
+        self.link_info(node, nbr, in_range, || {
+            self.st.get(node as usize)?.service.available_bps(nbr, now)
+        })
     }
 
     fn link_counts(&self, node: NodeId, nbr: NodeId) -> Option<LinkCounts> {

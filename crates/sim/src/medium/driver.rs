@@ -63,7 +63,7 @@ impl Core {
     }
 
     pub(crate) fn medium_link(&self, node: NodeId, nbr: NodeId) -> Option<Option<LinkInfo>> {
-        Some(self.medium.as_ref()?.link_info(node, nbr))
+        Some(self.medium.as_ref()?.link_info(node, nbr, self.now))
     }
 }
 

@@ -47,7 +47,7 @@
 //! TDMA the rate still available (the link's unused slots), which JTP uses
 //! as its rate estimate.
 
-use joulenet_proto::{LinkInfo, NodeId};
+use joulenet_proto::{LinkInfo, NodeId, Time};
 
 use super::geometry::Geometry;
 use super::{MediumEvent, MediumStats};
@@ -150,10 +150,10 @@ pub trait Mac {
     /// `node` died or went down: its queues are lost and it falls silent.
     fn kill(&mut self, cx: &mut Cx<'_>, node: NodeId);
 
-    /// What `Net::link` reports for `node`'s link toward `nbr`: `in_range`
-    /// says whether the geometry and outages allow the link now. `None`
-    /// when the link is out of range and was never used.
-    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo>;
+    /// What `Net::link` reports for `node`'s link toward `nbr` at `now`:
+    /// `in_range` says whether the geometry and outages allow the link now.
+    /// `None` when the link is out of range and was never used.
+    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool, now: Time) -> Option<LinkInfo>;
 
     /// The counts behind [`Mac::link`]'s loss and ETX estimates, if
     /// `node` ever sent a data frame to `nbr`.

@@ -34,12 +34,13 @@ pub mod link_state;
 pub mod mac;
 pub mod phy;
 pub mod routing;
+pub mod service;
 pub mod station;
 pub mod tdma;
 pub mod tx_kind;
 
 use joulenet_channel::radio::RadioProfile;
-use joulenet_proto::{Duration, LinkInfo, NodeId};
+use joulenet_proto::{Duration, LinkInfo, NodeId, Time};
 use serde::Serialize;
 
 pub use dynamics::{Fading, Mobility, Outage};
@@ -426,14 +427,14 @@ impl Medium {
     }
 
     /// What `Net::link` reports for `node`'s link toward `nbr`.
-    pub fn link_info(&self, node: NodeId, nbr: NodeId) -> Option<LinkInfo> {
+    pub fn link_info(&self, node: NodeId, nbr: NodeId, now: Time) -> Option<LinkInfo> {
         let (a, b) = (node as usize, nbr as usize);
         let n = self.geo.n;
         if a >= n || b >= n || a == b {
             return None;
         }
         let in_range = self.geo.per_of(a, b) < 1.0 && self.up[a] && self.up[b];
-        self.mac.link(node, nbr, in_range)
+        self.mac.link(node, nbr, in_range, now)
     }
 
     #[inline(always)]
@@ -549,8 +550,8 @@ impl Mac for AnyMac {
     fn kill(&mut self, cx: &mut Cx<'_>, node: NodeId) {
         each_mac!(self, m => Mac::kill(m, cx, node))
     }
-    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
-        each_mac!(self, m => Mac::link(m, node, nbr, in_range))
+    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool, now: Time) -> Option<LinkInfo> {
+        each_mac!(self, m => Mac::link(m, node, nbr, in_range, now))
     }
     fn link_counts(&self, node: NodeId, nbr: NodeId) -> Option<mac::LinkCounts> {
         each_mac!(self, m => Mac::link_counts(m, node, nbr))

@@ -192,6 +192,8 @@ pub(super) struct Station {
     pub(super) frames_received: u64,
     /// Its latest transmission.
     pub(super) last_air: u32,
+    /// Its frames' service times: the rate it has left (`super::service`).
+    pub(super) service: super::service::ServiceMeter,
 }
 
 /// Every station on the medium, and the transmissions on the air, under
@@ -276,6 +278,7 @@ impl<A: Access> Stations<A> {
                 bytes_on_air: 0,
                 frames_received: 0,
                 last_air: u32::MAX,
+                service: Default::default(),
             })
             .collect();
         Stations {
@@ -419,16 +422,20 @@ impl<A: Access> Stations<A> {
             attempts,
             lsa,
         });
+        if st.acs[ac].queue.len() == 1 {
+            st.service.head(ac, cx.core.now);
+        }
         A::kick(self, cx, node as usize, ac);
     }
 
     /// The node died: its queue is lost and its station falls silent.
     pub(super) fn kill(&mut self, cx: &mut Cx<'_>, node: NodeId) {
         let st = &mut self.st[node as usize];
-        for a in &mut st.acs {
+        for (ac, a) in st.acs.iter_mut().enumerate() {
             for q in a.queue.drain(..) {
                 cx.core.recycle(q.frame.packet);
             }
+            st.service.flushed(ac);
             a.backoff = None;
             a.scheduled = false;
         }
@@ -747,6 +754,9 @@ impl<A: Access> Stations<A> {
                     x.acked += 1;
                 }
             }
+            let bytes = q.frame.network_len() as u32;
+            st.service
+                .served(ac, now, q.next, bytes, acked, !a.queue.is_empty());
             // Still propagating toward farther receivers: the air keeps it.
             match self.air.get_mut(st.last_air as usize) {
                 Some(Some(air)) if air.src as usize == s && air.seq == q.seq && air.pending > 0 => {
@@ -787,6 +797,10 @@ impl<A: Access> Stations<A> {
         let give_up = a.queue.front().is_none_or(|q| a.retries >= q.attempts);
         if give_up {
             if let Some(q) = a.queue.pop_front() {
+                let bytes = q.frame.network_len() as u32;
+                let more = !a.queue.is_empty();
+                st.service
+                    .served(ac, cx.core.now, q.next, bytes, false, more);
                 self.stats.retry_drops += 1;
                 cx.core.recycle(q.frame.packet);
             }

@@ -50,11 +50,21 @@ pub struct Schedule {
     pub by_slot: Vec<Vec<usize>>,
     /// Per link: slots that passed.
     pub offered: Vec<u64>,
-    /// Per link: the share of its recent slots left unused, an EWMA with
-    /// gain [`IDLE_GAIN`] per slot offered (1 before any).
-    pub recent_idle: Vec<f64>,
+    /// Per link: how it used its recent slots.
+    pub recent: Vec<RecentUse>,
     /// Slots that passed in all.
     pub slots_elapsed: u64,
+}
+
+/// How a link used its recent slots (EWMAs with gain [`IDLE_GAIN`]).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct RecentUse {
+    /// The share of its slots left unused, per slot offered (1 before any).
+    pub idle: f64,
+    /// The mean network size of the frames it sent in its slots, per frame
+    /// ([`SLOT_BYTES`] before any). A slot carries one frame, so this, not
+    /// the slot's size, is what a slot of the link carries.
+    pub frame_bytes: f64,
 }
 
 /// EWMA gain of a link's recent idle share, per slot of the link: the
@@ -126,20 +136,24 @@ impl Schedule {
     }
 
     /// Capacity of one link in bit/s: its share of the slots so far (of
-    /// the current frame before any passed) times a slot's payload rate.
+    /// the current frame before any passed) times what one of its slots
+    /// carries — one frame of the size it has been sending (a slot sized
+    /// for 1500 bytes carrying JTP's 850-byte frames carries 850, and
+    /// counting 1500 promised the flows 1.8 times the rate the link served,
+    /// which filled its queue: issue 14).
     pub fn capacity_bps(&self, link: usize) -> f64 {
         let share = if self.slots_elapsed == 0 {
             self.by_slot.iter().filter(|s| s.contains(&link)).count() as f64 / self.frame_len as f64
         } else {
             self.offered[link] as f64 / self.slots_elapsed as f64
         };
-        share * (SLOT_BYTES * 8) as f64 / self.slot.as_secs_f64()
+        share * self.recent[link].frame_bytes * 8.0 / self.slot.as_secs_f64()
     }
 
     /// The rate a link has left: its capacity times the share of its
     /// recent slots that went unused (what JTP stamps, §2.1.1).
     pub fn available_bps(&self, link: usize) -> f64 {
-        self.capacity_bps(link) * self.recent_idle[link]
+        self.capacity_bps(link) * self.recent[link].idle
     }
 
     /// Move to the frame holding slot `index` if it has begun; the local
@@ -189,22 +203,23 @@ impl Access for Slots {
 impl Stations<Slots> {
     /// In the slot of link s→b, send the oldest frame for b (whether a
     /// frame went out).
-    fn slot_send(&mut self, cx: &mut Cx<'_>, s: usize, b: NodeId) -> bool {
+    /// Sends `s`'s first frame for `b` in this slot; its network size if
+    /// one was sent.
+    fn slot_send(&mut self, cx: &mut Cx<'_>, s: usize, b: NodeId) -> Option<usize> {
         let st = &mut self.st[s];
         if st.exchange || st.tx_active || !cx.up[s] || !cx.core.nodes[s].alive() {
-            return false;
+            return None;
         }
         let q = &mut st.acs[2].queue;
-        let Some(i) = q.iter().position(|x| x.next == b) else {
-            return false;
-        };
+        let i = q.iter().position(|x| x.next == b)?;
         if i > 0 {
             let f = q.remove(i).expect("index from position");
             q.push_front(f);
         }
+        let bytes = q.front().map_or(SLOT_BYTES, |f| f.frame.network_len());
         st.txop_start = None;
         self.transmit_head(cx, s, 2, true);
-        true
+        Some(bytes)
     }
 }
 
@@ -263,8 +278,12 @@ impl Tdma {
                     }
                     let sent = self.x.slot_send(cx, a as usize, b);
                     if let Some(t) = self.sched.as_mut() {
-                        let idle = if sent { 0.0 } else { 1.0 };
-                        t.recent_idle[i] += IDLE_GAIN * (idle - t.recent_idle[i]);
+                        let idle = if sent.is_some() { 0.0 } else { 1.0 };
+                        let r = &mut t.recent[i];
+                        r.idle += IDLE_GAIN * (idle - r.idle);
+                        if let Some(bytes) = sent {
+                            r.frame_bytes += IDLE_GAIN * (bytes as f64 - r.frame_bytes);
+                        }
                     }
                 }
                 let end = now - guard + slot;
@@ -342,7 +361,13 @@ impl Mac for Tdma {
             frame_len: by_slot.len() as u32,
             by_slot,
             offered: vec![0; k],
-            recent_idle: vec![1.0; k],
+            recent: vec![
+                RecentUse {
+                    idle: 1.0,
+                    frame_bytes: SLOT_BYTES as f64,
+                };
+                k
+            ],
             slots_elapsed: 0,
         });
         for s in 0..n {
@@ -377,7 +402,7 @@ impl Mac for Tdma {
 
     /// With the link's available rate: its share of the slots times the
     /// fraction of its recent slots it left unused.
-    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool) -> Option<LinkInfo> {
+    fn link(&self, node: NodeId, nbr: NodeId, in_range: bool, _now: Time) -> Option<LinkInfo> {
         self.x.link_info(node, nbr, in_range, || {
             let t = self.sched.as_ref()?;
             Some(t.available_bps(t.link_index(node, nbr)?))
