@@ -57,7 +57,7 @@ fn runtime_codes_are_unique_and_round_trip() {
     assert!(multihomed.iter().all(|(c, _)| !codes.contains(c)));
     // The codes the runtime has used since framing v2 (docs/wire.md), and
     // rate-sack's, added with the registry.
-    let expected: [(u8, &str); 20] = [
+    let expected: [(u8, &str); 21] = [
         (1, "tahoe"),
         (2, "reno"),
         (3, "newreno"),
