@@ -94,13 +94,17 @@ PY
 
 # send_file PROTO TAG: one verified file H0 -> H4; prints a result line.
 send_file() {
-    local proto=$1 tag=$2 out="$WORK/out-$2" ok=1 got
-    jn_x "H$LAST" timeout 120 "$BIN" recv --bind "$SERVER:5201" --node $LAST --out "$out" \
-        -1 -i 0 -J --idle-timeout 30s > "$WORK/recv.json" 2> "$WORK/recv.err" &
+    # IDLE: how long either end waits hearing nothing. A recovery by
+    # end-to-end timeouts (the forced case) may back off past 30 s: the
+    # check is that the file arrives, not how soon.
+    local proto=$1 tag=$2 out="$WORK/out-$2" ok=1 got idle=${IDLE:-30}
+    local limit=$((idle * 4))
+    jn_x "H$LAST" timeout "$limit" "$BIN" recv --bind "$SERVER:5201" --node $LAST --out "$out" \
+        -1 -i 0 -J --idle-timeout "${idle}s" > "$WORK/recv.json" 2> "$WORK/recv.err" &
     local srv=$!
     sleep 0.3
-    jn_x H0 timeout 120 "$BIN" send "$WORK/payload.bin" "$FIRST_HOP" --node 0 --to-node $LAST \
-        --proto "$proto" --link-rate "$LINK_RATE" -i 0 -J --idle-timeout 30s \
+    jn_x H0 timeout "$limit" "$BIN" send "$WORK/payload.bin" "$FIRST_HOP" --node 0 --to-node $LAST \
+        --proto "$proto" --link-rate "$LINK_RATE" -i 0 -J --idle-timeout "${idle}s" \
         > "$WORK/send-$tag.json" 2> "$WORK/send.err" || ok=0
     wait "$srv" || ok=0
     got=$(sha256sum < "$out/payload.bin" 2>/dev/null | cut -d' ' -f1 || true)
@@ -236,7 +240,7 @@ if [ "$RESTART" = 1 ]; then
         echo "${JN_RELAY_PIDS[1]}" > "$WORK/forced.pid"
     ) &
     killer=$!
-    send_file hop "forced"
+    IDLE=90 send_file hop "forced"
     wait "$killer" || true
     kill -TERM "$(cat "$WORK/forced.pid")" 2>/dev/null || true
     jn_chain_relays_stop
@@ -280,9 +284,12 @@ PY
 ) || verdict="FAIL stream: no reports ($(tail -2 "$WORK/client.err" "$WORK/serve.err" | tr '\n' ' '))"
     echo "$verdict"
     case "$verdict" in ok*) ;; *) failures=$((failures + 1)) ;; esac
-    # iJTP's link attempts on hosts follow the measured loss: jtp0 asks the
-    # MAC's most (5) of every link whatever its loss (its tolerance is 0);
-    # jtp10's tolerance, shared over the hops left (learned from hop
+    # iJTP's link attempts on hosts follow the measured loss: jtp0 (no loss
+    # tolerated) asks the MAC's most (5) of a link whose estimate is above
+    # 0, and 1 while the last 3.2 s window happens to show no loss (a
+    # lossless link needs no second attempt; at 1-5% loss and 50-100
+    # datagrams a window, such windows are common): only 1 or 5, and some
+    # 5s. jtp10's tolerance, shared over the hops left (learned from hop
     # limits), asks 2 of a 5% link (equation 2) once the link is measured,
     # and 5 before: most of its packets must go with fewer than 5.
     attempts=$(python3 - "$WORK" <<'PY'
@@ -303,7 +310,8 @@ for proto in ("jtp0", "jtp10"):
         below = sum(hist[:5])
         loss = "-" if l is None or l["loss_run"] is None else f"{l['loss_run']:.1%}"
         parts.append(f"{proto} relay {k} (loss {loss}): attempts {hist[1:]}")
-        if n == 0 or (proto == "jtp0" and below > 0) or (proto == "jtp10" and below * 2 <= n):
+        middle = sum(hist[2:5])  # 2, 3 or 4 attempts
+        if n == 0 or (proto == "jtp0" and (middle > 0 or hist[5] == 0)) or (proto == "jtp10" and below * 2 <= n):
             ok = False
 print(("ok  " if ok else "FAIL") + " attempts: " + "; ".join(parts))
 PY
