@@ -38,7 +38,9 @@ class _Progress:
 
     def __init__(self, total: int, cached: int, enabled: bool) -> None:
         self.total, self.cached, self.done = total, cached, 0
-        self.enabled = enabled and total > 0
+        # As indicatif does for `joulenet run`: drawn on a terminal only, so
+        # a log file gets no stream of carriage-return redraws.
+        self.enabled = enabled and total > 0 and sys.stderr.isatty()
         self.t0 = time.monotonic()
         self._draw()
 

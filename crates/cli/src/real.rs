@@ -47,8 +47,8 @@ pub struct Common {
     /// Radio preset for the energy estimate (wavelan, 80211b, ns3-wifi)
     #[arg(long, default_value = "80211b")]
     pub radio: String,
-    /// Radio bit rate for the energy estimate's airtime
-    #[arg(long, default_value = "54Mbps")]
+    /// Radio bit rate for the energy estimate's airtime (802.11b's highest, 11 Mbit/s, by default)
+    #[arg(long, default_value = "11Mbps")]
     pub radio_rate: String,
     /// Lower bound of TCP's retransmission timeout
     #[arg(long, default_value = "200ms")]

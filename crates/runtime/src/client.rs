@@ -74,7 +74,7 @@ impl ClientOptions {
             format: Format::Human,
             tuning: Tuning::default(),
             radio: "80211b".into(),
-            radio_rate_bps: 54_000_000,
+            radio_rate_bps: 11_000_000,
             idle_timeout: Duration::from_secs(60),
             node: None,
             to_node: None,

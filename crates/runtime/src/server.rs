@@ -88,7 +88,7 @@ impl ServerOptions {
             format: Format::Human,
             tuning: Tuning::default(),
             radio: "80211b".into(),
-            radio_rate_bps: 54_000_000,
+            radio_rate_bps: 11_000_000,
             idle_timeout: Duration::from_secs(60),
             stop: None,
             node: None,
