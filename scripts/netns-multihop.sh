@@ -23,7 +23,7 @@
 #    end-to-end timeout (the virtual retransmission that recovered it).
 # 3. Lossy stream (STREAM=1): STREAM_BYTES generated with jtp10 and with
 #    jtp0: jtp10 must deliver at least 90% of its packets while sending
-#    fewer datagrams than jtp0.
+#    fewer datagrams than jtp0, counted on every hop (source and relays).
 #
 # Usage: scripts/netns-multihop.sh     (root; exit 77 = skipped, not root
 #        or a tool missing; under CI=true a missing tool is a failure)
@@ -272,14 +272,25 @@ work, n = sys.argv[1], int(sys.argv[2])
 def end(p):
     d = json.load(open(p))
     return d["end"]["summary"] if "summary" in d.get("end", {}) else d["end"]
+def relayed(proto):
+    # What the relays sent: forwarded, and originated (iJTP's resends from
+    # its cache, which repair jtp0's losses without the source).
+    total = 0
+    for k in (1, 2, 3):
+        r = json.load(open(f"{work}/relay{k}.stream-{proto}.json"))
+        total += r["forwarded"] + r["originated"]
+    return total
 res = {}
 for proto in ("jtp0", "jtp10"):
     c, s = end(f"{work}/client-{proto}.json"), end(f"{work}/serve-{proto}.json")
-    res[proto] = (s["bytes_delivered"] / n, c["datagrams_sent"], c["udp_bytes_sent"])
-(d0, n0, b0), (d10, n10, b10) = res["jtp0"], res["jtp10"]
-ok = d10 >= 0.9 and n10 < n0 and d0 >= 0.999
-print(("ok  " if ok else "FAIL") + f" stream: jtp10 delivered {d10:.1%} with {n10} datagrams "
-      f"({b10 / 1e3:.0f} kB); jtp0 delivered {d0:.1%} with {n0} datagrams ({b0 / 1e3:.0f} kB)")
+    res[proto] = (s["bytes_delivered"] / n, c["datagrams_sent"], c["datagrams_sent"] + relayed(proto))
+(d0, n0, t0), (d10, n10, t10) = res["jtp0"], res["jtp10"]
+# "Sending fewer" counts every hop's transmissions: jtp0's losses are
+# mostly repaired by the relays' caches, so the source alone can send as
+# many datagrams for both (222 and 222 in one run).
+ok = d10 >= 0.9 and t10 < t0 and d0 >= 0.999
+print(("ok  " if ok else "FAIL") + f" stream: jtp10 delivered {d10:.1%} with {t10} transmissions "
+      f"on the path ({n10} by the source); jtp0 delivered {d0:.1%} with {t0} ({n0} by the source)")
 PY
 ) || verdict="FAIL stream: no reports ($(tail -2 "$WORK/client.err" "$WORK/serve.err" | tr '\n' ' '))"
     echo "$verdict"
