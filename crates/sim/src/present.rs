@@ -287,33 +287,16 @@ impl Column {
 /// 95% interval in a unit chosen per column, then a legend defining the
 /// derived metrics and saying how the intervals were made.
 pub fn aggregate_table(first: &str, rows: &[(String, Vec<Option<Interval>>)]) -> String {
-    let shown: Vec<usize> = (0..METRICS.len())
-        .filter(|&m| !METRICS[m].optional || rows.iter().any(|(_, cells)| cells[m].is_some()))
-        .collect();
-    let columns: Vec<Column> = shown
+    let labelled: Vec<(Vec<String>, &[Option<Interval>])> = rows
         .iter()
-        .map(|&m| {
-            let means: Vec<f64> = rows
-                .iter()
-                .filter_map(|(_, cells)| cells[m].map(|i| i.hi.max(i.mean)))
-                .collect();
-            Column::new(&METRICS[m], &means)
-        })
+        .map(|(label, cells)| (vec![label.clone()], cells.as_slice()))
         .collect();
-    let mut header = vec![first];
-    header.extend(columns.iter().map(|c| c.header.as_str()));
-    let mut table = Table::new(&header);
-    for (label, cells) in rows {
-        let mut row = vec![label.clone()];
-        row.extend(
-            shown
-                .iter()
-                .zip(&columns)
-                .map(|(&m, c)| cells[m].as_ref().map_or("-".into(), |i| c.interval(i))),
-        );
-        table.row(row);
-    }
-    let mut out = table.render();
+    let mut out = metric_table(
+        &[first],
+        &labelled,
+        |i| i.hi.max(i.mean),
+        |c, i| c.interval(i),
+    );
     out.push('\n');
     out.push_str(&legend(rows));
     out
@@ -323,26 +306,46 @@ pub fn aggregate_table(first: &str, rows: &[(String, Vec<Option<Interval>>)]) ->
 /// columns, then every aggregate metric some run has, each in a unit chosen
 /// for its column as in [`aggregate_table`].
 pub fn per_run_table(labels: &[&str], rows: &[(Vec<String>, Vec<Option<f64>>)]) -> String {
+    let labelled: Vec<(Vec<String>, &[Option<f64>])> = rows
+        .iter()
+        .map(|(label, values)| (label.clone(), values.as_slice()))
+        .collect();
+    metric_table(labels, &labelled, |v| *v, |c, v| c.value(*v))
+}
+
+/// The table both of the above print: the label columns, then a column
+/// per aggregate metric (an optional one only when some row has it), its
+/// unit chosen from `magnitude` of the column's cells, each cell written by
+/// `cell`, a dash where a row has no value.
+fn metric_table<T>(
+    labels: &[&str],
+    rows: &[(Vec<String>, &[Option<T>])],
+    magnitude: impl Fn(&T) -> f64,
+    cell: impl Fn(&Column, &T) -> String,
+) -> String {
     let shown: Vec<usize> = (0..METRICS.len())
-        .filter(|&m| !METRICS[m].optional || rows.iter().any(|(_, v)| v[m].is_some()))
+        .filter(|&m| !METRICS[m].optional || rows.iter().any(|(_, cells)| cells[m].is_some()))
         .collect();
     let columns: Vec<Column> = shown
         .iter()
         .map(|&m| {
-            let values: Vec<f64> = rows.iter().filter_map(|(_, v)| v[m]).collect();
+            let values: Vec<f64> = rows
+                .iter()
+                .filter_map(|(_, cells)| cells[m].as_ref().map(&magnitude))
+                .collect();
             Column::new(&METRICS[m], &values)
         })
         .collect();
     let mut header = labels.to_vec();
     header.extend(columns.iter().map(|c| c.header.as_str()));
     let mut table = Table::new(&header);
-    for (label, values) in rows {
+    for (label, cells) in rows {
         let mut row = label.clone();
         row.extend(
             shown
                 .iter()
                 .zip(&columns)
-                .map(|(&m, c)| values[m].map_or("-".into(), |v| c.value(v))),
+                .map(|(&m, c)| cells[m].as_ref().map_or("-".into(), |v| cell(c, v))),
         );
         table.row(row);
     }
