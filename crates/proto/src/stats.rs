@@ -55,6 +55,23 @@ pub struct TransportStats {
 }
 
 impl TransportStats {
+    /// Count an arriving packet of `len` bytes by how it parsed: received
+    /// when well formed (its parse is handed back), else malformed and
+    /// dropped.
+    pub fn count_arrival<T, E>(&mut self, len: usize, parsed: Result<T, E>) -> Option<T> {
+        match parsed {
+            Ok(p) => {
+                self.packets_received += 1;
+                self.bytes_received += len as u64;
+                Some(p)
+            }
+            Err(_) => {
+                self.malformed_dropped += 1;
+                None
+            }
+        }
+    }
+
     /// Add another agent's counters to these (a relay or proxy reporting the
     /// agents it runs as one). RTT samples are pooled; the smoothed RTT is
     /// the other's when it has one.

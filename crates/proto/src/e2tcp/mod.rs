@@ -86,17 +86,7 @@ pub(crate) fn accept<'a>(
 ) -> Option<(E2tcpPacket<&'a [u8]>, E2tcpRepr)> {
     let parsed =
         E2tcpPacket::new_checked(packet).and_then(|p| E2tcpRepr::parse(&p).map(|r| (p, r)));
-    match parsed {
-        Ok(pr) => {
-            stats.packets_received += 1;
-            stats.bytes_received += packet.len() as u64;
-            Some(pr)
-        }
-        Err(_) => {
-            stats.malformed_dropped += 1;
-            None
-        }
-    }
+    stats.count_arrival(packet.len(), parsed)
 }
 
 /// Unwrap a 32-bit sequence number near `base` into a stream offset.

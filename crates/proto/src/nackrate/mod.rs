@@ -46,17 +46,7 @@ pub(crate) fn accept<'a>(
     packet: &'a [u8],
 ) -> Option<(NackratePacket<&'a [u8]>, Repr)> {
     let parsed = NackratePacket::new_checked(packet).and_then(|p| Repr::parse(&p).map(|r| (p, r)));
-    match parsed {
-        Ok(pr) => {
-            stats.packets_received += 1;
-            stats.bytes_received += packet.len() as u64;
-            Some(pr)
-        }
-        Err(_) => {
-            stats.malformed_dropped += 1;
-            None
-        }
-    }
+    stats.count_arrival(packet.len(), parsed)
 }
 
 /// Unwrap a 32-bit number on the wire into the 64-bit count nearest `near`.
