@@ -96,7 +96,7 @@ impl Linear {
 /// How a radio pays for frames; see the module documentation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrameModel {
-    /// "state", "cross-factor" (or "cross-factor:<device>" for a measured
+    /// "state", "cross-factor" (or `"cross-factor:<device>"` for a measured
     /// device's), "feeney-nilsson" or "custom".
     pub name: String,
     /// Sending and receiving draw idle power (the per-packet model, whose

@@ -10,9 +10,9 @@
 //! P = ρ_id + ρ_tx·τ_tx + ρ_rx·τ_rx + γ_xg·λ_g (+ γ_xr·λ_r),
 //!
 //! where τ is the share of airtime spent sending or receiving and λ the
-//! frames per second generated or received: a device draws ρ_id awake, ρ_id
-//! + ρ_tx while it transmits, ρ_id + ρ_rx while it receives, and pays the
-//! cross-factor γ_xg for every frame it generates. That is our state model
+//! frames per second generated or received: a device draws ρ_id awake,
+//! ρ_id + ρ_tx while it transmits, ρ_id + ρ_rx while it receives, and pays
+//! the cross-factor γ_xg for every frame it generates. That is our state model
 //! ([`RadioProfile`]) with a cross-factor ([`super::FrameModel::cross_factor`]).
 //!
 //! The numbers are not read from the paper, which we could not open: they
