@@ -261,6 +261,96 @@ mod tests {
         assert!((htc.tx_w - (0.63527 + 0.41265)).abs() < 1e-12);
     }
 
+    /// Least squares of `y` on the columns of `x` (with an intercept), by
+    /// the normal equations and Gauss–Jordan elimination.
+    fn least_squares<const N: usize>(rows: &[([f64; N], f64)]) -> Vec<f64> {
+        let n = N + 1;
+        let mut a = vec![vec![0.0; n + 1]; n];
+        for (x, y) in rows {
+            let v: Vec<f64> = std::iter::once(1.0).chain(x.iter().copied()).collect();
+            for i in 0..n {
+                for j in 0..n {
+                    a[i][j] += v[i] * v[j];
+                }
+                a[i][n] += v[i] * y;
+            }
+        }
+        for col in 0..n {
+            let pivot = a[col][col];
+            let row = a[col].clone();
+            for (r, line) in a.iter_mut().enumerate() {
+                let f = if r == col {
+                    1.0 - 1.0 / pivot
+                } else {
+                    line[col] / pivot
+                };
+                for (cell, p) in line.iter_mut().zip(&row) {
+                    *cell -= f * p;
+                }
+            }
+        }
+        a.iter().map(|line| line[n]).collect()
+    }
+
+    /// The transcription reproduces the thesis's own Table 6.2, its linear
+    /// fits of these very numbers (ρ_tx = α0 + α1·MCS + α2·TXP with TXP in
+    /// "mW" as the thesis converts it, 10^(dBm/20); ρ_rx = β0 + β1·MCS), to
+    /// the digits printed there: a typo in any of our 100 values would show.
+    #[test]
+    fn the_transcription_reproduces_the_thesis_regressions() {
+        // Device, then (value, decimals printed) for α0, α1, α2, β0, β1.
+        let table: [(&str, [(f64, i32); 5]); 5] = [
+            (
+                "serrano-htc-legend",
+                [(0.35, 2), (0.0052, 4), (0.021, 3), (0.013, 3), (0.0064, 4)],
+            ),
+            (
+                "serrano-linksys",
+                [(0.54, 2), (0.0028, 4), (0.075, 3), (0.14, 2), (0.0130, 4)],
+            ),
+            (
+                "serrano-raspberry-pi",
+                [
+                    (0.48, 2),
+                    (0.0008, 4),
+                    (0.044, 3),
+                    (-0.006, 3),
+                    (0.00146, 5),
+                ],
+            ),
+            (
+                "serrano-galaxy-note",
+                [
+                    (0.572, 3),
+                    (0.00166, 5),
+                    (0.0105, 4),
+                    (0.041, 3),
+                    (0.00173, 5),
+                ],
+            ),
+            (
+                "serrano-soekris",
+                [(0.17, 2), (0.0170, 4), (0.101, 3), (0.010, 3), (0.0237, 4)],
+            ),
+        ];
+        for (name, published) in table {
+            let d = device(name).unwrap();
+            let tx: Vec<([f64; 2], f64)> =
+                d.tx.iter()
+                    .map(|&(m, p, w)| ([m as f64, 10f64.powf(p as f64 / 20.0)], w))
+                    .collect();
+            let rx: Vec<([f64; 1], f64)> = d.rx.iter().map(|&(m, w)| ([m as f64], w)).collect();
+            let ours = [least_squares(&tx), least_squares(&rx)].concat();
+            for (i, (&(value, decimals), fit)) in published.iter().zip(&ours).enumerate() {
+                let half_digit = 0.5 * 10f64.powi(-decimals) + 1e-12;
+                assert!(
+                    (fit - value).abs() <= half_digit,
+                    "{name} estimate {i}: ours {fit}, thesis {value}"
+                );
+            }
+        }
+    }
+
     /// The thesis chose the Soekris for its validation "because it is the
     /// one with the largest cross-factor" (Úcar, Ch. 3): the transcription
     /// must agree.
