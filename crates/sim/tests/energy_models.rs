@@ -334,4 +334,15 @@ fn serrano_presets_name_their_keys() {
         (sender.frame_j - 0.1295e-3 * sender.frames_charged as f64).abs() < 1e-12,
         "{sender:?}"
     );
+    assert_eq!(
+        with_rx.summary.energy_model,
+        "cross-factor:serrano-htc-legend"
+    );
+    // A `tx` of one's own replaces the device's: the run no longer claims it.
+    let own = run(&serrano_link(
+        "serrano-htc-legend",
+        "1Mbps",
+        "[energy]\ncross_factor = { preset = \"serrano-htc-legend\", tx = \"1mJ\" }",
+    ));
+    assert_eq!(own.summary.energy_model, "cross-factor");
 }

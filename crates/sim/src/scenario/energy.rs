@@ -149,16 +149,17 @@ fn cross_factor(e: &Reader) -> Result<FrameModel> {
         Some(name) => Some(device(&x, "preset", name)?),
         None => None,
     };
-    let tx = x
-        .energy("tx")?
+    let own_tx = x.energy("tx")?;
+    let tx = own_tx
         .or(preset.map(|d| d.cross_factor_tx_j))
         .unwrap_or(0.0);
     let rx = x.energy("rx")?.unwrap_or(0.0);
     x.finish()?;
     let model = FrameModel::cross_factor(tx, rx);
-    Ok(match preset {
-        Some(d) => model.named(d.name),
-        None => model,
+    // A device's name only while its measured γ_xg is what is charged.
+    Ok(match (preset, own_tx) {
+        (Some(d), None) => model.named(d.name),
+        _ => model,
     })
 }
 
