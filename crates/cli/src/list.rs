@@ -1,7 +1,7 @@
 //! `joulenet list`: what a scenario can name.
 
 use joulenet_channel::battery::cells;
-use joulenet_channel::radio::{FrameModel, FrameRole, RadioProfile};
+use joulenet_channel::radio::{serrano, FrameModel, FrameRole, RadioProfile};
 use joulenet_sim::protocols::{entries, Wire};
 use joulenet_sim::scenario::{LOSS_MODELS, TOPOLOGIES};
 
@@ -38,6 +38,7 @@ pub fn list() {
             format!("{}", p.off_to_on)
         );
     }
+    serrano_devices();
     println!("\ntopologies (topology.kind):");
     for (name, what) in TOPOLOGIES {
         println!("  {name:<16} {what}");
@@ -65,11 +66,44 @@ pub fn list() {
     println!("\ntime series (output.series): cwnd, ssthresh, srtt_ms, rto_ms, flight, rwnd, rate, goodput, delivered, queue, channel, energy, residual (per node)");
 }
 
+/// The devices Serrano et al. measured: radio presets at a measured
+/// operating point, and their cross-factors.
+fn serrano_devices() {
+    println!(
+        "\nmeasured devices (radio = {{ preset, mcs_mbps, txp_dbm }}; energy.cross_factor), \
+         Serrano et al., IEEE/ACM ToN 2015, as transcribed in I. Ucar's thesis data:"
+    );
+    println!("  {:<22} idle W  tx W above idle (6..48 Mbit/s at 15 dBm)  rx W above idle (6..48)  cross-factor tx", "");
+    for d in serrano::DEVICES {
+        let tx: Vec<String> =
+            d.tx.iter()
+                .filter(|&&(_, p, _)| p == 15)
+                .map(|&(_, _, w)| format!("{w:.3}"))
+                .collect();
+        let rx: Vec<String> = d.rx.iter().map(|&(_, w)| format!("{w:.3}")).collect();
+        println!(
+            "  {:<22} {:>6.3}  {:<41} {:<24} {:.4} mJ",
+            d.name,
+            d.idle_w,
+            tx.join(" "),
+            rx.join(" "),
+            d.cross_factor_tx_j * 1e3
+        );
+        let rates: Vec<String> = d.rates_mbps().iter().map(u32::to_string).collect();
+        println!(
+            "  {:<22} {}; measured at {} Mbit/s and 6, 9, 12, 15 dBm",
+            "",
+            d.description,
+            rates.join(", ")
+        );
+    }
+}
+
 /// Energy models (`energy.model`) with their per-frame lines, and the
 /// battery models and cell presets (`[[batteries]]`).
 fn energy_models() {
     println!("\nenergy models (energy.model):");
-    println!("  {:<16} radio state x time; optional cross_factor = {{ tx, rx }} per data frame (Serrano et al.)", "state");
+    println!("  {:<16} radio state x time; optional cross_factor = {{ tx, rx }} or a measured device's (\"serrano-linksys\") per data frame (Serrano et al.)", "state");
     println!(
         "  {:<16} idle power while active + m*size + b per frame (energy.per_packet preset)",
         "per_packet"

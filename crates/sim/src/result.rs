@@ -160,7 +160,8 @@ pub struct Summary {
     /// o = W / M = (S − M) / M.
     pub energy_overhead: Option<f64>,
     /// The energy model (`[energy] model`): "state", "cross-factor",
-    /// "feeney-nilsson" or "custom".
+    /// `"cross-factor:<device>"` (a measured device's), "feeney-nilsson" or
+    /// "custom".
     pub energy_model: String,
     /// Lifetime: the first node death, the time by which `dead_fraction`
     /// of the nodes had died, and the first partition of a measured flow's

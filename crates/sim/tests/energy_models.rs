@@ -217,3 +217,132 @@ fn bad_energy_keys_name_the_key() {
     ));
     drop(custom);
 }
+
+/// One 802.11g link at 24 Mbit/s whose nodes are a device Serrano et al.
+/// measured, a UDP sender at `rate` of 1000-byte messages, `extra` appended.
+fn serrano_link(device: &str, rate: &str, extra: &str) -> String {
+    format!(
+        r#"
+stop = "5s"
+[topology]
+kind = "chain"
+hops = 1
+[medium]
+standard = "802.11g-24"
+radio = {{ preset = "{device}", mcs_mbps = 24, txp_dbm = 15 }}
+[flow]
+protocol = "udp"
+app = "cbr"
+rate = "{rate}"
+message = 1000
+stop = "5s"
+background = false
+{extra}
+"#
+    )
+}
+
+/// Serrano et al.'s model of a device's mean power,
+/// P = ρ_id + ρ_tx·τ_tx + ρ_rx·τ_rx + γ_xg·λ_g, holds for a run whose nodes
+/// are their Linksys at 24 Mbit/s and 15 dBm (ρ_id 2.73 W, ρ_tx 1.04 W,
+/// ρ_rx 0.53 W, γ_xg 0.46 mJ): the sender pays 0.46 mJ per frame it sends
+/// and nothing per link ACK it receives.
+#[test]
+fn a_serrano_device_spends_what_their_model_says() {
+    let r = run(&serrano_link(
+        "serrano-linksys",
+        "2Mbps",
+        "[energy]\ncross_factor = \"serrano-linksys\"",
+    ));
+    assert_eq!(r.summary.energy_model, "cross-factor:serrano-linksys");
+    let sender = &r.nodes[0];
+    let run_s = sender.tx_s + sender.rx_s + sender.idle_s + sender.sleep_s;
+    let (tau_tx, tau_rx) = (sender.tx_s / run_s, sender.rx_s / run_s);
+    // 2 Mbit/s of 1000-byte messages: 250 frames a second, each sent once
+    // on a clean link.
+    let lambda = sender.frames_charged as f64 / run_s;
+    assert!((lambda - 250.0).abs() < 5.0, "{lambda}");
+    let model = 2.73 + 1.04 * tau_tx + 0.53 * tau_rx + 0.46e-3 * lambda;
+    let ours = sender.energy_j / run_s;
+    assert!((ours - model).abs() < 1e-9 * model, "{ours} vs {model}");
+    // The cross-factor is a large share of what sending costs above idle:
+    // a frame's 1.04 W × ~0.4 ms airtime against its 0.46 mJ.
+    let airtime_j = 1.04 * sender.tx_s;
+    assert!(
+        sender.frame_j > airtime_j,
+        "{} vs {airtime_j}",
+        sender.frame_j
+    );
+
+    // E2TCP's metrics under it: the same run, charged more per bit.
+    let state = run(&serrano_link("serrano-linksys", "2Mbps", ""));
+    assert_eq!(state.summary.bytes_delivered, r.summary.bytes_delivered);
+    assert_eq!(state.summary.minimum_energy_j, r.summary.minimum_energy_j);
+    assert!(r.summary.energy_per_bit_j.unwrap() > state.summary.energy_per_bit_j.unwrap());
+    assert!(r.summary.efficiency.unwrap() < state.summary.efficiency.unwrap());
+}
+
+/// A measured device needs a measured operating point, and a cross-factor
+/// preset names one of the devices; `rx` adds the reception cross-factor
+/// the transcription lacks.
+#[test]
+fn serrano_presets_name_their_keys() {
+    let err = |text: &str| {
+        joulenet_sim::Scenario::parse_str(text, "t", common::scratch_dir())
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {text}"))
+            .to_string()
+    };
+    let bare = err(&serrano_link("serrano-linksys", "1Mbps", "").replace(
+        "{ preset = \"serrano-linksys\", mcs_mbps = 24, txp_dbm = 15 }",
+        "\"serrano-linksys\"",
+    ));
+    assert!(
+        bare.contains("medium.radio") && bare.contains("operating point"),
+        "{bare}"
+    );
+    let rate = err(&serrano_link("serrano-linksys", "1Mbps", "").replace("24,", "11,"));
+    assert!(
+        rate.contains("mcs_mbps") && rate.contains("6, 12, 24, 48"),
+        "{rate}"
+    );
+    let power = err(&serrano_link("serrano-linksys", "1Mbps", "").replace("= 15", "= 20"));
+    assert!(
+        power.contains("txp_dbm") && power.contains("6, 9, 12, 15"),
+        "{power}"
+    );
+    let unknown = err(&serrano_link(
+        "serrano-linksys",
+        "1Mbps",
+        "[energy]\ncross_factor = \"serrano-wrt\"",
+    ));
+    assert!(unknown.contains("energy.cross_factor"), "{unknown}");
+
+    let with_rx = run(&serrano_link(
+        "serrano-htc-legend",
+        "1Mbps",
+        "[energy]\ncross_factor = { preset = \"serrano-htc-legend\", rx = \"0.1mJ\" }",
+    ));
+    let receiver = &with_rx.nodes[1];
+    assert!(
+        (receiver.frame_j - 1e-4 * receiver.frames_charged as f64).abs() < 1e-12,
+        "{receiver:?}"
+    );
+    assert!(receiver.frames_charged > 100, "{receiver:?}");
+    let sender = &with_rx.nodes[0];
+    assert!(
+        (sender.frame_j - 0.1295e-3 * sender.frames_charged as f64).abs() < 1e-12,
+        "{sender:?}"
+    );
+    assert_eq!(
+        with_rx.summary.energy_model,
+        "cross-factor:serrano-htc-legend"
+    );
+    // A `tx` of one's own replaces the device's: the run no longer claims it.
+    let own = run(&serrano_link(
+        "serrano-htc-legend",
+        "1Mbps",
+        "[energy]\ncross_factor = { preset = \"serrano-htc-legend\", tx = \"1mJ\" }",
+    ));
+    assert_eq!(own.summary.energy_model, "cross-factor");
+}

@@ -96,7 +96,8 @@ impl Linear {
 /// How a radio pays for frames; see the module documentation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrameModel {
-    /// "state", "cross-factor", "feeney-nilsson" or "custom".
+    /// "state", "cross-factor" (or `"cross-factor:<device>"` for a measured
+    /// device's), "feeney-nilsson" or "custom".
     pub name: String,
     /// Sending and receiving draw idle power (the per-packet model, whose
     /// lines are incremental over idle) instead of the transmit and receive
@@ -142,6 +143,13 @@ impl FrameModel {
             baseline_idle: false,
             lines: [tx, tx, rx, rx, rx, Linear::default()],
         }
+    }
+
+    /// The cross-factor of a measured device, named after it
+    /// (`cross-factor:serrano-linksys`), so a run's report says whose.
+    pub fn named(mut self, device: &str) -> FrameModel {
+        self.name = format!("{}:{device}", self.name);
+        self
     }
 
     /// A per-packet model with the given lines, in [`FrameRole::ALL`] order.

@@ -1,7 +1,8 @@
 //! Radio energy: what a radio draws in each state ([`RadioProfile`]), how
 //! idle time is charged ([`RadioPolicy`]), and the exact integration of one
 //! radio's power over time ([`RadioLedger`], reporting an [`EnergyReport`]),
-//! plus what each frame costs on top ([`FrameModel`]).
+//! plus what each frame costs on top ([`FrameModel`]), and the devices
+//! Serrano et al. measured ([`serrano`]).
 
 mod activity;
 mod frame;
@@ -9,6 +10,7 @@ mod ledger;
 mod policy;
 mod profile;
 mod report;
+pub mod serrano;
 
 pub use frame::{FrameModel, FrameRole, Linear};
 pub use ledger::RadioLedger;

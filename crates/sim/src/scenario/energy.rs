@@ -3,7 +3,7 @@
 
 use joulenet_channel::battery::cells::{self, Cell};
 use joulenet_channel::battery::{Battery, BatteryModel, KibamParams, PeukertParams};
-use joulenet_channel::radio::{FrameModel, FrameRole, Linear, RadioPolicy};
+use joulenet_channel::radio::{serrano, FrameModel, FrameRole, Linear, RadioPolicy};
 use toml::Value;
 
 use super::reader::{Reader, Result};
@@ -73,15 +73,7 @@ fn policy(e: &Reader) -> Result<RadioPolicy> {
 fn frames(e: &Reader) -> Result<FrameModel> {
     let model = e.str("model")?.unwrap_or("state");
     let mut frames = match model {
-        "state" => match e.table("cross_factor")? {
-            Some(x) => {
-                let tx = x.energy("tx")?.unwrap_or(0.0);
-                let rx = x.energy("rx")?.unwrap_or(0.0);
-                x.finish()?;
-                FrameModel::cross_factor(tx, rx)
-            }
-            None => FrameModel::state(),
-        },
+        "state" => cross_factor(e)?,
         "per_packet" => {
             let name = e.str("per_packet")?.unwrap_or("feeney-nilsson");
             FrameModel::preset(name).ok_or_else(|| {
@@ -130,6 +122,45 @@ fn frames(e: &Reader) -> Result<FrameModel> {
         .validate()
         .map_err(|err| e.error(err.param.trim_start_matches("energy."), err.reason))?;
     Ok(frames)
+}
+
+/// `cross_factor = { tx, rx }`, a measured device's (`"serrano-linksys"`),
+/// or a device's with the parts it lacks given (`{ preset, rx }`).
+fn cross_factor(e: &Reader) -> Result<FrameModel> {
+    let device = |r: &Reader, key: &str, name: &str| {
+        serrano::device(name).ok_or_else(|| {
+            r.error(
+                key,
+                format!(
+                    "unknown device \"{name}\" (expected one of {})",
+                    serrano::device_names().join(", ")
+                ),
+            )
+        })
+    };
+    if let Some(Value::String(name)) = e.get("cross_factor") {
+        let d = device(e, "cross_factor", name)?;
+        return Ok(FrameModel::cross_factor(d.cross_factor_tx_j, 0.0).named(d.name));
+    }
+    let Some(x) = e.table("cross_factor")? else {
+        return Ok(FrameModel::state());
+    };
+    let preset = match x.str("preset")? {
+        Some(name) => Some(device(&x, "preset", name)?),
+        None => None,
+    };
+    let own_tx = x.energy("tx")?;
+    let tx = own_tx
+        .or(preset.map(|d| d.cross_factor_tx_j))
+        .unwrap_or(0.0);
+    let rx = x.energy("rx")?.unwrap_or(0.0);
+    x.finish()?;
+    let model = FrameModel::cross_factor(tx, rx);
+    // A device's name only while its measured γ_xg is what is charged.
+    Ok(match (preset, own_tx) {
+        (Some(d), None) => model.named(d.name),
+        _ => model,
+    })
 }
 
 /// `[[batteries]]`: `node` (index, name or `"*"` for every node) and a

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use joulenet_channel::loss::LossSpec;
-use joulenet_channel::radio::RadioProfile;
+use joulenet_channel::radio::{serrano, RadioProfile};
 use joulenet_proto::{Duration, NodeId};
 use toml::{Table, Value};
 
@@ -384,10 +384,18 @@ pub fn radio(r: &Reader, key: &str) -> Result<RadioProfile> {
         )
     };
     match r.get(key) {
+        Some(Value::String(name)) if serrano::device(name).is_some() => Err(r.error(
+            key,
+            format!(
+                "\"{name}\" was measured at several operating points: give one, \
+                 {{ preset = \"{name}\", mcs_mbps = 24, txp_dbm = 15 }}"
+            ),
+        )),
         Some(Value::String(name)) => RadioProfile::preset(name).ok_or_else(|| unknown(name)),
         Some(Value::Table(_)) => {
             let t = r.table(key)?.expect("checked to be a table");
             let mut p = match t.str("preset")? {
+                Some(name) if serrano::device(name).is_some() => serrano_radio(&t, name)?,
                 Some(name) => RadioProfile::preset(name).ok_or_else(|| unknown(name))?,
                 None => RadioProfile {
                     name: "custom".into(),
@@ -422,6 +430,32 @@ pub fn radio(r: &Reader, key: &str) -> Result<RadioProfile> {
         Some(_) => Err(r.error(key, "expected a preset name or a table of powers")),
         None => Err(r.error(key, "required key is missing")),
     }
+}
+
+/// A device Serrano et al. measured, at the rate (`mcs_mbps`) and transmit
+/// power (`txp_dbm`) of one of their measurements.
+fn serrano_radio(t: &Reader, name: &str) -> Result<RadioProfile> {
+    let device = serrano::device(name).expect("checked by the caller");
+    let list = |v: Vec<u32>| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let mcs = t.req("mcs_mbps", t.u64("mcs_mbps"))?;
+    let rates = device.rates_mbps();
+    if !rates.iter().any(|&m| u64::from(m) == mcs) {
+        return Err(t.error(
+            "mcs_mbps",
+            format!("{name} was measured at {} Mbit/s only", list(rates)),
+        ));
+    }
+    let txp = t.req("txp_dbm", t.u64("txp_dbm"))?;
+    let powers = device.powers_dbm(mcs as u32);
+    u32::try_from(txp)
+        .ok()
+        .and_then(|p| device.profile(mcs as u32, p))
+        .ok_or_else(|| {
+            t.error(
+                "txp_dbm",
+                format!("{name} was measured at {} dBm only", list(powers)),
+            )
+        })
 }
 
 /// `arq = 3` (retries) or `arq = { retries = 3, ack_bytes = 14, sifs = "10us" }`.
