@@ -9,16 +9,21 @@
 //! the rate with the lowest. Every 10th frame it samples instead a random
 //! other rate that could do better (its lossless time is below the best
 //! average) and has not failed 4 times in a row within the last 10 s. A
-//! destination starts at the highest rate and steps down while a rate
-//! fails 4 frames in a row. Its only input is link-layer ARQ: how many
-//! attempts a frame took and whether it was acknowledged. Frames sent
-//! without ARQ (broadcasts, Hop's data) stay at the configured rate.
+//! destination starts at the highest rate up to 36 Mbit/s (MadWifi's
+//! `sample.c`) and steps down while a rate fails 4 frames in a row. A
+//! frame's first 4 attempts go at its chosen rate and any further ones at
+//! the lowest rate (the multi-rate retry chain of Atheros hardware, which
+//! MadWifi ends with the lowest rate); a frame counts as a success of its
+//! chosen rate only if one of those first 4 attempts got through. Its only
+//! input is link-layer ARQ: how many attempts a frame took and whether it
+//! was acknowledged. Frames sent without ARQ (broadcasts, Hop's data) stay
+//! at the configured rate.
 //!
 //! Simplifications against MadWifi, said here so a reader can weigh them:
-//! one packet-size bin (MadWifi keeps three); every attempt of a frame at
-//! the one rate chosen for it (MadWifi's hardware retry chain steps down
-//! within a frame); the 10 s statistics window is an exponential decay of
-//! 0.95 per frame at that rate (MadWifi's own smoothing factor).
+//! one packet-size bin (MadWifi keeps three); a two-step retry chain (the
+//! hardware allows four series); the 10 s statistics window is an
+//! exponential decay of 0.95 per frame at that rate (MadWifi's own
+//! smoothing factor); no 2 s hold between switches.
 //!
 //! Loss at each rate comes from the reception model (`per_at_rate`): the
 //! scenario's PER curve describes the configured rate, and another rate
@@ -102,6 +107,10 @@ pub fn per_at_rate(per: f64, extra_db: f64, width_db: f64) -> f64 {
     1.0 / (1.0 + (margin - extra_db / width_db).exp())
 }
 
+/// Attempts of a frame at its chosen rate before the rest go at the lowest.
+pub const CHAIN_TRIES: u32 = 4;
+/// The fastest rate a destination starts at, before any measurement.
+const FIRST_RATE_CAP: u64 = 36_000_000;
 /// Frames between samples (MadWifi's 10% sample rate).
 const SAMPLE_EVERY: u64 = 10;
 /// Failures in a row after which a rate is skipped.
@@ -174,11 +183,18 @@ impl AttemptCost {
     /// one's DIFS, mean backoff of its doubled window, the frame, SIFS and
     /// ACK (or its timeout, as long).
     pub fn frame_us(&self, airtime: Duration, tries: u32) -> f64 {
+        self.chain_us(airtime, airtime, tries)
+    }
+
+    /// The same when attempts after the first [`CHAIN_TRIES`] take
+    /// `fallback` (the lowest rate's airtime).
+    pub fn chain_us(&self, airtime: Duration, fallback: Duration, tries: u32) -> f64 {
         let mut cw = self.cw_min;
         let mut t = 0.0;
-        for _ in 0..tries.max(1) {
+        for k in 0..tries.max(1) {
+            let air = if k < CHAIN_TRIES { airtime } else { fallback };
             let backoff = self.slot.as_secs_f64() * cw as f64 / 2.0;
-            t += (self.difs + airtime + self.sifs + self.ack).as_secs_f64() + backoff;
+            t += (self.difs + air + self.sifs + self.ack).as_secs_f64() + backoff;
             cw = (2 * cw + 1).min(self.cw_max);
         }
         t * 1e6
@@ -198,24 +214,27 @@ impl SampleRate {
         &self.rates
     }
 
-    fn dest(&mut self, node: NodeId) -> &mut Destination {
-        let i = match self.dests.iter().position(|d| d.node == node) {
+    fn fresh(&self, node: NodeId) -> Destination {
+        Destination {
+            node,
+            rates: vec![RateStats::default(); self.rates.len()],
+            frames: 0,
+        }
+    }
+
+    fn dest_index(&mut self, node: NodeId) -> usize {
+        match self.dests.iter().position(|d| d.node == node) {
             Some(i) => i,
             None => {
-                self.dests.push(Destination {
-                    node,
-                    rates: vec![RateStats::default(); self.rates.len()],
-                    frames: 0,
-                });
+                self.dests.push(self.fresh(node));
                 self.dests.len() - 1
             }
-        };
-        &mut self.dests[i]
+        }
     }
 
     /// The rate index of the lowest average time; without any, the highest
-    /// rate not failing (the lowest if all are).
-    fn best(d: &Destination, now: Time) -> usize {
+    /// rate up to 36 Mbit/s not failing (the lowest if all are).
+    fn best(&self, d: &Destination, now: Time) -> usize {
         let measured = d
             .rates
             .iter()
@@ -228,7 +247,7 @@ impl SampleRate {
         }
         (0..d.rates.len())
             .rev()
-            .find(|&i| !d.rates[i].failing(now))
+            .find(|&i| self.rates[i] <= FIRST_RATE_CAP && !d.rates[i].failing(now))
             .unwrap_or(0)
     }
 
@@ -236,27 +255,27 @@ impl SampleRate {
     /// counting it (for planning a transmit opportunity).
     pub fn peek(&self, node: NodeId, now: Time) -> usize {
         match self.dests.iter().find(|d| d.node == node) {
-            Some(d) => Self::best(d, now),
-            None => self.rates.len() - 1,
+            Some(d) => self.best(d, now),
+            None => self.best(&self.fresh(node), now),
         }
     }
 
     /// Choose the rate index for a new frame toward `node`; `lossless_us`
     /// gives a rate's time for this frame with one attempt.
     pub fn choose(&mut self, node: NodeId, now: Time, lossless_us: impl Fn(u64) -> f64) -> usize {
-        let rates = self.rates.clone();
-        let d = self.dest(node);
-        d.frames += 1;
-        let best = Self::best(d, now);
+        let i = self.dest_index(node);
+        self.dests[i].frames += 1;
+        let d = &self.dests[i];
+        let best = self.best(d, now);
         if d.frames % SAMPLE_EVERY != 0 {
             return best;
         }
         let Some(best_avg) = d.rates[best].average_us() else {
             return best;
         };
-        let candidates: Vec<usize> = (0..rates.len())
+        let candidates: Vec<usize> = (0..self.rates.len())
             .filter(|&i| i != best && !d.rates[i].failing(now))
-            .filter(|&i| lossless_us(rates[i]) < best_avg)
+            .filter(|&i| lossless_us(self.rates[i]) < best_avg)
             .collect();
         if candidates.is_empty() {
             return best;
@@ -267,8 +286,8 @@ impl SampleRate {
     /// A frame toward `node` at rate index `rate` took `tries` attempts
     /// costing `time_us`, and was acknowledged or given up.
     pub fn report(&mut self, node: NodeId, rate: usize, time_us: f64, acked: bool, now: Time) {
-        let d = self.dest(node);
-        let Some(s) = d.rates.get_mut(rate) else {
+        let i = self.dest_index(node);
+        let Some(s) = self.dests[i].rates.get_mut(rate) else {
             return;
         };
         s.time_us = s.time_us * DECAY + time_us;
@@ -356,8 +375,19 @@ impl Stations {
         self.per_station[s].peek(next, now) as u8
     }
 
+    /// The rate index attempt `attempt` (0 the first) of a frame whose
+    /// chosen rate index is `rate` goes at: the lowest rate after the
+    /// chain's first tries.
+    pub fn attempt_rate(rate: u8, attempt: u32) -> u8 {
+        match attempt < CHAIN_TRIES || rate == CONFIGURED {
+            true => rate,
+            false => 0,
+        }
+    }
+
     /// Link-layer ARQ's verdict on a frame of `bytes` sent at `rate` after
-    /// `tries` attempts.
+    /// `tries` attempts: a success of `rate` if acknowledged within the
+    /// chain's first tries.
     #[allow(clippy::too_many_arguments)]
     pub fn report(
         &mut self,
@@ -372,7 +402,9 @@ impl Stations {
         if rate == CONFIGURED {
             return;
         }
-        let t = self.cost.frame_us(self.airtime(rate, bytes), tries);
+        let (air, fallback) = (self.airtime(rate, bytes), self.airtime(0, bytes));
+        let t = self.cost.chain_us(air, fallback, tries);
+        let acked = acked && tries <= CHAIN_TRIES;
         self.per_station[s].report(next, rate as usize, t, acked, now);
     }
 }
@@ -420,17 +452,20 @@ mod tests {
             let air = |r| phy.airtime(1536, r);
             let i = sr.choose(1, now, |r| cost.frame_us(air(r), 1));
             used[i] += 1;
-            let p = per_at_rate(per_at_configured, extra_snr_db(&phy, rates[i]), 1.0);
-            let p = 1.0 - (1.0 - p).powf(1.536);
+            let per = |r: usize| {
+                let p = per_at_rate(per_at_configured, extra_snr_db(&phy, rates[r]), 1.0);
+                1.0 - (1.0 - p).powf(1.536)
+            };
             let mut tries = 0;
             let mut acked = false;
             while tries < 7 && !acked {
+                let r = if tries < CHAIN_TRIES { i } else { 0 };
                 tries += 1;
-                acked = loss.random::<f64>() >= p;
+                acked = loss.random::<f64>() >= per(r);
             }
-            let t = cost.frame_us(air(rates[i]), tries);
+            let t = cost.chain_us(air(rates[i]), air(rates[0]), tries);
             now += Duration::from_secs_f64(t * 1e-6);
-            sr.report(1, i, t, acked, now);
+            sr.report(1, i, t, acked && tries <= CHAIN_TRIES, now);
         }
         used
     }

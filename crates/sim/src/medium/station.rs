@@ -620,12 +620,15 @@ impl<A: Access> Stations<A> {
             return (self.phy.data_airtime(len), 0.0);
         };
         let bytes = len as u32 + self.phy.data_overhead;
-        let q = self.st[s].acs[ac].queue.front_mut().expect("checked above");
+        let a = &mut self.st[s].acs[ac];
+        let attempt = a.retries as u32;
+        let q = a.queue.front_mut().expect("checked above");
         if q.rate == CONFIGURED {
             q.rate = rates.choose(s, next, bytes, now);
         }
-        rates.sent(q.rate);
-        (rates.airtime(q.rate, bytes), rates.extra_db(q.rate))
+        let rate = super::rate_control::Stations::attempt_rate(q.rate, attempt);
+        rates.sent(rate);
+        (rates.airtime(rate, bytes), rates.extra_db(rate))
     }
 
     /// Airtime of `q` (queued at `s`) if it were sent next: at its rate,
