@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hop, JTP and ATP on real relays (issues 13 and 14): a 5-host namespace
+# Hop, JTP, ATP and DTN on real relays (issues 13 and 14): a 5-host namespace
 # chain H0 ─ H1 ─ H2 ─ H3 ─ H4 (4 links, scripts/netns-lib.sh jn_chain),
 # every link RATE (tbf) with LOSS% random loss (nftables numgen) in both
 # directions, `joulenet relay --link-rate RATE` on H1..H3, the ends on H0
@@ -7,10 +7,13 @@
 # theirs: crates/runtime/src/pace.rs).
 #
 # 1. Files: each protocol of PROTOS sends a SIZE-byte file H0 → H4; the
-#    SHA-256 is checked; goodput, bytes sent (UDP, all datagrams) and the
-#    sender's radio energy per delivered bit are printed. Hop, JTP and ATP
-#    run their relay agents on every relay; e2tcp is end to end (the relays
-#    forward). With KERNEL=1 also Linux TCP (BBR, CUBIC; iperf3 -n SIZE)
+#    SHA-256 is checked; goodput (at the sender, and end to end at the
+#    receiver), bytes sent (UDP, all datagrams) and the sender's radio
+#    energy per delivered bit are printed. Hop, JTP, ATP and dtn (custody
+#    at every relay) run their relay agents on every relay; e2tcp is end
+#    to end (the relays forward). With relays that take over the transfer
+#    (dtn, hbh-tcp) the sender is done once relay 1 holds the data, so the
+#    receiver's figure is the end-to-end one. With KERNEL=1 also Linux TCP (BBR, CUBIC; iperf3 -n SIZE)
 #    over the same links, routed by the hosts' kernels.
 # 2. Relay restart (RESTART=1): a Hop file while the middle relay (H2) is
 #    killed (SIGKILL) mid-transfer and restarted 1 s later: the relay's
@@ -28,7 +31,7 @@
 # Usage: scripts/netns-multihop.sh     (root; exit 77 = skipped, not root
 #        or a tool missing; under CI=true a missing tool is a failure)
 # Env:   JOULENET_BIN (default target/debug/joulenet), SIZE (300000),
-#        RATE (10mbit), LOSS (5), PROTOS ("hop jtp atp e2tcp"), KERNEL (0),
+#        RATE (10mbit), LOSS (5), PROTOS ("hop jtp atp e2tcp dtn"), KERNEL (0),
 #        RESTART (1), STREAM (1), STREAM_BYTES (300000), RUNS (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +50,7 @@ BIN=$(realpath "${JOULENET_BIN:-target/debug/joulenet}")
 SIZE=${SIZE:-300000}
 RATE=${RATE:-10mbit}
 LOSS=${LOSS:-5}
-PROTOS=${PROTOS:-hop jtp atp e2tcp}
+PROTOS=${PROTOS:-hop jtp atp e2tcp dtn}
 KERNEL=${KERNEL:-0}
 RESTART=${RESTART:-1}
 STREAM=${STREAM:-1}
@@ -109,10 +112,12 @@ send_file() {
     wait "$srv" || ok=0
     got=$(sha256sum < "$out/payload.bin" 2>/dev/null | cut -d' ' -f1 || true)
     read -r gp sent energy < <(summary "$WORK/send-$tag.json" transfer_goodput_bps udp_bytes_sent energy.energy_j)
+    local rgp
+    rgp=$(summary "$WORK/recv.json" transfer_goodput_bps 2>/dev/null || echo -)
     local line
-    line=$(awk -v g="$gp" -v b="$sent" -v e="$energy" -v n="$SIZE" 'BEGIN {
-        printf "goodput %.2f Mbit/s, sent %.0f kB (%.2f x file), sender energy %.1f nJ/bit",
-            g / 1e6, b / 1e3, b / n, (e == "-" ? 0 : e / (n * 8) * 1e9) }')
+    line=$(awk -v g="$gp" -v r="$rgp" -v b="$sent" -v e="$energy" -v n="$SIZE" 'BEGIN {
+        printf "goodput %.2f Mbit/s (receiver %.2f), sent %.0f kB (%.2f x file), sender energy %.1f nJ/bit",
+            g / 1e6, (r == "-" ? 0 : r / 1e6), b / 1e3, b / n, (e == "-" ? 0 : e / (n * 8) * 1e9) }')
     if [ "$ok" = 1 ] && [ "$got" = "$WANT" ]; then
         echo "ok   $tag $proto: $line"
     else
