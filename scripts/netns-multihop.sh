@@ -7,13 +7,12 @@
 # theirs: crates/runtime/src/pace.rs).
 #
 # 1. Files: each protocol of PROTOS sends a SIZE-byte file H0 → H4; the
-#    SHA-256 is checked; goodput (at the sender, and end to end at the
-#    receiver), bytes sent (UDP, all datagrams) and the sender's radio
-#    energy per delivered bit are printed. Hop, JTP, ATP and dtn (custody
-#    at every relay) run their relay agents on every relay; e2tcp is end
-#    to end (the relays forward). With relays that take over the transfer
-#    (dtn, hbh-tcp) the sender is done once relay 1 holds the data, so the
-#    receiver's figure is the end-to-end one. With KERNEL=1 also Linux TCP (BBR, CUBIC; iperf3 -n SIZE)
+#    SHA-256 is checked; goodput, bytes sent (UDP, all datagrams) and the
+#    sender's radio energy per delivered bit are printed. Hop, JTP, ATP and
+#    dtn run their relay agents on every relay (dtn's relays are custodians:
+#    the sender's transport ends once relay 1 holds the file, so its goodput
+#    is the first hop's, as hbh-tcp's); e2tcp is end to end (the relays
+#    forward). With KERNEL=1 also Linux TCP (BBR, CUBIC; iperf3 -n SIZE)
 #    over the same links, routed by the hosts' kernels.
 # 2. Relay restart (RESTART=1): a Hop file while the middle relay (H2) is
 #    killed (SIGKILL) mid-transfer and restarted 1 s later: the relay's
@@ -112,12 +111,10 @@ send_file() {
     wait "$srv" || ok=0
     got=$(sha256sum < "$out/payload.bin" 2>/dev/null | cut -d' ' -f1 || true)
     read -r gp sent energy < <(summary "$WORK/send-$tag.json" transfer_goodput_bps udp_bytes_sent energy.energy_j)
-    local rgp
-    rgp=$(summary "$WORK/recv.json" transfer_goodput_bps 2>/dev/null || echo -)
     local line
-    line=$(awk -v g="$gp" -v r="$rgp" -v b="$sent" -v e="$energy" -v n="$SIZE" 'BEGIN {
-        printf "goodput %.2f Mbit/s (receiver %.2f), sent %.0f kB (%.2f x file), sender energy %.1f nJ/bit",
-            g / 1e6, (r == "-" ? 0 : r / 1e6), b / 1e3, b / n, (e == "-" ? 0 : e / (n * 8) * 1e9) }')
+    line=$(awk -v g="$gp" -v b="$sent" -v e="$energy" -v n="$SIZE" 'BEGIN {
+        printf "goodput %.2f Mbit/s, sent %.0f kB (%.2f x file), sender energy %.1f nJ/bit",
+            g / 1e6, b / 1e3, b / n, (e == "-" ? 0 : e / (n * 8) * 1e9) }')
     if [ "$ok" = 1 ] && [ "$got" = "$WANT" ]; then
         echo "ok   $tag $proto: $line"
     else
