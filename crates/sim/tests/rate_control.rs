@@ -126,7 +126,10 @@ fn fixed_rate_is_the_default() {
 fn rate_control_errors_name_the_key() {
     for (medium, key) in [
         ("rate_control = \"minstrel\"", "rate_control"),
-        ("mac = \"tdma\"\nrate_control = \"samplerate\"", "rate_control"),
+        (
+            "mac = \"tdma\"\nrate_control = \"samplerate\"",
+            "rate_control",
+        ),
     ] {
         let text = format!(
             "[topology]\nkind = \"chain\"\nnodes = 2\n[medium]\n{medium}\n[flow]\nprotocol = \"udp\"\n"

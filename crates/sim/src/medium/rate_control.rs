@@ -86,11 +86,7 @@ pub fn rates_of(phy: &Phy) -> Vec<u64> {
 pub fn extra_snr_db(phy: &Phy, rate: u64) -> f64 {
     let need = |r: u64| {
         let t = table(phy);
-        t.iter()
-            .rev()
-            .find(|&&(x, _)| x <= r)
-            .unwrap_or(&t[0])
-            .1
+        t.iter().rev().find(|&&(x, _)| x <= r).unwrap_or(&t[0]).1
     };
     need(rate) - need(phy.rate_bps)
 }
@@ -267,7 +263,7 @@ impl SampleRate {
         self.dests[i].frames += 1;
         let d = &self.dests[i];
         let best = self.best(d, now);
-        if d.frames % SAMPLE_EVERY != 0 {
+        if !d.frames.is_multiple_of(SAMPLE_EVERY) {
             return best;
         }
         let Some(best_avg) = d.rates[best].average_us() else {
@@ -355,7 +351,11 @@ impl Stations {
 
     /// (rate in bit/s, attempts at it) for every rate.
     pub fn attempts_by_rate(&self) -> Vec<(u64, u64)> {
-        self.rates.iter().copied().zip(self.attempts.iter().copied()).collect()
+        self.rates
+            .iter()
+            .copied()
+            .zip(self.attempts.iter().copied())
+            .collect()
     }
 
     /// dB more SNR rate index `rate` needs than the configured rate.

@@ -343,12 +343,10 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
     };
     let rate_control = match m.str("rate_control")?.unwrap_or("fixed") {
         "fixed" => RateControl::Fixed,
-        "samplerate" if mac == MacKind::Tdma => {
-            return Err(m.error(
-                "rate_control",
-                "\"samplerate\" needs mac = \"csma\" (TDMA slots are sized for the configured rate)",
-            ))
-        }
+        "samplerate" if mac == MacKind::Tdma => return Err(m.error(
+            "rate_control",
+            "\"samplerate\" needs mac = \"csma\" (TDMA slots are sized for the configured rate)",
+        )),
         "samplerate" => RateControl::SampleRate,
         other => {
             return Err(m.error(
