@@ -9,21 +9,26 @@
 //! the rate with the lowest. Every 10th frame it samples instead a random
 //! other rate that could do better (its lossless time is below the best
 //! average) and has not failed 4 times in a row within the last 10 s. A
-//! destination starts at the highest rate up to 36 Mbit/s (MadWifi's
-//! `sample.c`) and steps down while a rate fails 4 frames in a row. A
-//! frame's first 4 attempts go at its chosen rate and any further ones at
-//! the lowest rate (the multi-rate retry chain of Atheros hardware, which
-//! MadWifi ends with the lowest rate); a frame counts as a success of its
-//! chosen rate only if one of those first 4 attempts got through. Its only
+//! destination starts at the highest rate up to 36 Mbit/s that has not
+//! failed and steps down while a rate fails 4 frames in a row. A frame
+//! falls back within its own retries as the Atheros hardware's multi-rate
+//! retry does under the sample driver's schedules (`series_11g`/`_11a` of
+//! the `ath_rate/sample` driver, MadWifi's and FreeBSD's): 4 attempts at
+//! its chosen rate, 3 at the next lower, 4 at the one below, 2 at the
+//! lowest, and any the retry limit allows beyond those 13 at the lowest
+//! too. A frame counts as a success of its chosen rate only if one of its
+//! first 4 attempts got through (the driver's `update_stats`). Its only
 //! input is link-layer ARQ: how many attempts a frame took and whether it
 //! was acknowledged. Frames sent without ARQ (broadcasts, Hop's data) stay
 //! at the configured rate.
 //!
-//! Simplifications against MadWifi, said here so a reader can weigh them:
-//! one packet-size bin (MadWifi keeps three); a two-step retry chain (the
-//! hardware allows four series); the 10 s statistics window is an
-//! exponential decay of 0.95 per frame at that rate (MadWifi's own
-//! smoothing factor); no 2 s hold between switches.
+//! Simplifications against the driver, said here so a reader can weigh
+//! them: one packet-size bin (it keeps several); its fallback rates are
+//! the next lower rates of our one modulation family (802.11g's schedule
+//! also falls to DSSS rates, which our ERP-OFDM PHY does not have); the
+//! 10 s statistics window is an exponential decay of 0.95 per frame at
+//! that rate (the driver's own smoothing factor); no hold between
+//! switches.
 //!
 //! Loss at each rate comes from the reception model (`per_at_rate`): the
 //! scenario's PER curve describes the configured rate, and another rate
@@ -48,8 +53,8 @@ pub enum RateControl {
 ///
 /// DSSS/HR-DSSS (802.11b): the SNR at which a 1000-byte frame is lost half
 /// the time under ns-3's `DsssErrorRateModel` (DBPSK and DQPSK in closed
-/// form, CCK by its symbol-error integrals; computed once, see
-/// docs/scenarios.md § rate_control). OFDM/ERP-OFDM (802.11g): the receiver
+/// form, CCK by its symbol-error integrals; `scripts/dsss-snr-thresholds.py`
+/// computes them). OFDM/ERP-OFDM (802.11g): the receiver
 /// minimum input sensitivities of IEEE 802.11-2016 Table 17-18 (dBm), whose
 /// differences are SNR differences at one noise floor.
 const DSSS_SNR_DB: [(u64, f64); 4] = [
@@ -103,8 +108,28 @@ pub fn per_at_rate(per: f64, extra_db: f64, width_db: f64) -> f64 {
     1.0 / (1.0 + (margin - extra_db / width_db).exp())
 }
 
-/// Attempts of a frame at its chosen rate before the rest go at the lowest.
-pub const CHAIN_TRIES: u32 = 4;
+/// Attempts at the chosen rate, at the next lower, at the one below, and
+/// at the lowest (the sample driver's retry schedule); attempts beyond
+/// them stay at the lowest.
+const SCHEDULE: [u32; 4] = [4, 3, 4, 2];
+/// Attempts of a frame at its chosen rate (the schedule's first series).
+pub const CHAIN_TRIES: u32 = SCHEDULE[0];
+
+/// The rate index attempt `attempt` (0 the first) of a frame chosen at
+/// rate index `rate` goes at, under the retry schedule.
+pub fn scheduled_rate(rate: usize, attempt: u32) -> usize {
+    let mut end = 0;
+    for (series, tries) in SCHEDULE.iter().enumerate() {
+        end += tries;
+        if attempt < end {
+            return match series {
+                3 => 0,
+                k => rate.saturating_sub(k),
+            };
+        }
+    }
+    0
+}
 /// The fastest rate a destination starts at, before any measurement.
 const FIRST_RATE_CAP: u64 = 36_000_000;
 /// Frames between samples (MadWifi's 10% sample rate).
@@ -179,16 +204,15 @@ impl AttemptCost {
     /// one's DIFS, mean backoff of its doubled window, the frame, SIFS and
     /// ACK (or its timeout, as long).
     pub fn frame_us(&self, airtime: Duration, tries: u32) -> f64 {
-        self.chain_us(airtime, airtime, tries)
+        self.chain_us(|_| airtime, tries)
     }
 
-    /// The same when attempts after the first [`CHAIN_TRIES`] take
-    /// `fallback` (the lowest rate's airtime).
-    pub fn chain_us(&self, airtime: Duration, fallback: Duration, tries: u32) -> f64 {
+    /// The same when attempt k takes `airtime(k)` (the retry schedule).
+    pub fn chain_us(&self, airtime: impl Fn(u32) -> Duration, tries: u32) -> f64 {
         let mut cw = self.cw_min;
         let mut t = 0.0;
         for k in 0..tries.max(1) {
-            let air = if k < CHAIN_TRIES { airtime } else { fallback };
+            let air = airtime(k);
             let backoff = self.slot.as_secs_f64() * cw as f64 / 2.0;
             t += (self.difs + air + self.sifs + self.ack).as_secs_f64() + backoff;
             cw = (2 * cw + 1).min(self.cw_max);
@@ -376,12 +400,11 @@ impl Stations {
     }
 
     /// The rate index attempt `attempt` (0 the first) of a frame whose
-    /// chosen rate index is `rate` goes at: the lowest rate after the
-    /// chain's first tries.
+    /// chosen rate index is `rate` goes at ([`scheduled_rate`]).
     pub fn attempt_rate(rate: u8, attempt: u32) -> u8 {
-        match attempt < CHAIN_TRIES || rate == CONFIGURED {
-            true => rate,
-            false => 0,
+        match rate {
+            CONFIGURED => rate,
+            r => scheduled_rate(r as usize, attempt) as u8,
         }
     }
 
@@ -402,8 +425,8 @@ impl Stations {
         if rate == CONFIGURED {
             return;
         }
-        let (air, fallback) = (self.airtime(rate, bytes), self.airtime(0, bytes));
-        let t = self.cost.chain_us(air, fallback, tries);
+        let air = |k| self.airtime(Self::attempt_rate(rate, k), bytes);
+        let t = self.cost.chain_us(air, tries);
         let acked = acked && tries <= CHAIN_TRIES;
         self.per_station[s].report(next, rate as usize, t, acked, now);
     }
@@ -438,6 +461,22 @@ mod tests {
         assert_eq!(extra_snr_db(&g, 6_000_000), -8.0);
     }
 
+    /// The sample driver's 54 Mbit/s schedule: 4 × 54, 3 × 48, 4 × 36,
+    /// 2 × the lowest; then the lowest for good.
+    #[test]
+    fn retries_step_down_the_schedule() {
+        let g = Phy::preset("802.11g-24", false).unwrap();
+        let rates = rates_of(&g);
+        let at = |k| rates[scheduled_rate(7, k)] / 1_000_000;
+        let chain: Vec<u64> = (0..15).map(at).collect();
+        assert_eq!(
+            chain,
+            [54, 54, 54, 54, 48, 48, 48, 36, 36, 36, 36, 6, 6, 6, 6]
+        );
+        assert_eq!(scheduled_rate(0, 5), 0);
+        assert_eq!(scheduled_rate(1, 8), 0);
+    }
+
     /// Feed SampleRate frames whose fate is drawn from each rate's PER.
     fn run(per_at_configured: f64, frames: usize, seed: u64) -> Vec<usize> {
         let phy = b();
@@ -459,11 +498,11 @@ mod tests {
             let mut tries = 0;
             let mut acked = false;
             while tries < 7 && !acked {
-                let r = if tries < CHAIN_TRIES { i } else { 0 };
+                let r = scheduled_rate(i, tries);
                 tries += 1;
                 acked = loss.random::<f64>() >= per(r);
             }
-            let t = cost.chain_us(air(rates[i]), air(rates[0]), tries);
+            let t = cost.chain_us(|k| air(rates[scheduled_rate(i, k)]), tries);
             now += Duration::from_secs_f64(t * 1e-6);
             sr.report(1, i, t, acked && tries <= CHAIN_TRIES, now);
         }
