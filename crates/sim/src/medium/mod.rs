@@ -15,7 +15,9 @@
 //!   DCF/EDCA) or [`tdma::Tdma`], both built on the shared 802.11 station
 //!   code (`station.rs`) with their own access policy — held as an
 //!   [`AnyMac`] (a `match` per call: a `Box<dyn Mac>` cost 1.2% more
-//!   instructions in the mesh benchmark);
+//!   instructions in the mesh benchmark); its data frames go at the
+//!   configured rate or at the one bit-rate selection picks
+//!   (`rate_control.rs`, SampleRate);
 //! * what changes with time (`dynamics.rs`: outages, mobility).
 //!
 //! The medium is a module of its own: the rest of the simulator reaches it

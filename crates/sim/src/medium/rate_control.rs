@@ -323,7 +323,7 @@ impl SampleRate {
 
 /// Rate control across a medium's stations: each station's SampleRate,
 /// what every rate costs on the air and how much more SNR it needs.
-pub struct Stations {
+pub struct RateSelection {
     phy: Phy,
     per_station: Vec<SampleRate>,
     rates: Vec<u64>,
@@ -336,19 +336,19 @@ pub struct Stations {
 /// The configured rate, for frames rate control does not choose for.
 pub const CONFIGURED: u8 = u8::MAX;
 
-impl Stations {
+impl RateSelection {
     /// `None` for a fixed rate. `rng(i)` is station i's sampling stream.
     pub fn new(
         kind: RateControl,
         phy: &Phy,
         n: usize,
         rng: impl Fn(usize) -> Pcg64Mcg,
-    ) -> Option<Stations> {
+    ) -> Option<RateSelection> {
         if kind == RateControl::Fixed {
             return None;
         }
         let rates = rates_of(phy);
-        Some(Stations {
+        Some(RateSelection {
             phy: phy.clone(),
             per_station: (0..n).map(|i| SampleRate::new(phy, rng(i))).collect(),
             extra_db: rates.iter().map(|&r| extra_snr_db(phy, r) as f32).collect(),

@@ -214,7 +214,7 @@ pub struct Stations<A: Access> {
     /// Four EDCA access categories instead of plain DCF.
     edca: bool,
     /// Bit-rate selection (none: every frame at the configured rate).
-    pub(super) rates: Option<super::rate_control::Stations>,
+    pub(super) rates: Option<super::rate_control::RateSelection>,
     /// The reception curve's width (dB) a rate's SNR need shifts; none
     /// when PER does not depend on SNR (`disc`).
     width_db: Option<f64>,
@@ -297,7 +297,7 @@ impl<A: Access> Stations<A> {
             rts_threshold: spec.rts_threshold,
             queue_limit: spec.queue_limit,
             edca: spec.edca,
-            rates: super::rate_control::Stations::new(spec.rate_control, phy, n, |i| {
+            rates: super::rate_control::RateSelection::new(spec.rate_control, phy, n, |i| {
                 streams.stream(&format!("medium/{i}/rate"))
             }),
             width_db: match spec.reception {
@@ -626,7 +626,7 @@ impl<A: Access> Stations<A> {
         if q.rate == CONFIGURED {
             q.rate = rates.choose(s, next, bytes, now);
         }
-        let rate = super::rate_control::Stations::attempt_rate(q.rate, attempt);
+        let rate = super::rate_control::RateSelection::attempt_rate(q.rate, attempt);
         rates.sent(rate);
         (rates.airtime(rate, bytes), rates.extra_db(rate))
     }
