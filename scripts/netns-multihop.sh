@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hop, JTP and ATP on real relays (issues 13 and 14): a 5-host namespace
+# Hop, JTP, ATP and DTN on real relays (issues 13 and 14): a 5-host namespace
 # chain H0 ─ H1 ─ H2 ─ H3 ─ H4 (4 links, scripts/netns-lib.sh jn_chain),
 # every link RATE (tbf) with LOSS% random loss (nftables numgen) in both
 # directions, `joulenet relay --link-rate RATE` on H1..H3, the ends on H0
@@ -8,8 +8,10 @@
 #
 # 1. Files: each protocol of PROTOS sends a SIZE-byte file H0 → H4; the
 #    SHA-256 is checked; goodput, bytes sent (UDP, all datagrams) and the
-#    sender's radio energy per delivered bit are printed. Hop, JTP and ATP
-#    run their relay agents on every relay; e2tcp is end to end (the relays
+#    sender's radio energy per delivered bit are printed. Hop, JTP, ATP and
+#    dtn run their relay agents on every relay (dtn's relays are custodians:
+#    the sender's transport ends once relay 1 holds the file, so its goodput
+#    is the first hop's, as hbh-tcp's); e2tcp is end to end (the relays
 #    forward). With KERNEL=1 also Linux TCP (BBR, CUBIC; iperf3 -n SIZE)
 #    over the same links, routed by the hosts' kernels.
 # 2. Relay restart (RESTART=1): a Hop file while the middle relay (H2) is
@@ -28,7 +30,7 @@
 # Usage: scripts/netns-multihop.sh     (root; exit 77 = skipped, not root
 #        or a tool missing; under CI=true a missing tool is a failure)
 # Env:   JOULENET_BIN (default target/debug/joulenet), SIZE (300000),
-#        RATE (10mbit), LOSS (5), PROTOS ("hop jtp atp e2tcp"), KERNEL (0),
+#        RATE (10mbit), LOSS (5), PROTOS ("hop jtp atp e2tcp dtn"), KERNEL (0),
 #        RESTART (1), STREAM (1), STREAM_BYTES (300000), RUNS (1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +49,7 @@ BIN=$(realpath "${JOULENET_BIN:-target/debug/joulenet}")
 SIZE=${SIZE:-300000}
 RATE=${RATE:-10mbit}
 LOSS=${LOSS:-5}
-PROTOS=${PROTOS:-hop jtp atp e2tcp}
+PROTOS=${PROTOS:-hop jtp atp e2tcp dtn}
 KERNEL=${KERNEL:-0}
 RESTART=${RESTART:-1}
 STREAM=${STREAM:-1}

@@ -1,8 +1,9 @@
 //! Runs `scripts/netns-multihop.sh` (issues 13 and 14 on real relays): a
 //! 5-host namespace chain, 4 links of 10 Mbit/s with 5% random loss each
 //! way, `joulenet relay` on the 3 middle hosts. A 300 kB file crosses it
-//! verified with Hop, JTP, ATP (their relay agents on every relay) and
-//! E2TCP (forwarded); a 2.5 MB Hop file survives the middle relay killed
+//! verified with Hop, JTP, ATP (their relay agents on every relay), the
+//! DTN bundle relay (`dtn`: every relay a custodian storing the bundle
+//! whole before its TCP hop on) and E2TCP (forwarded); a 2.5 MB Hop file survives the middle relay killed
 //! and restarted mid-transfer, and again when it dies holding a block it
 //! acknowledged upstream (only the source's end-to-end timeout and a
 //! virtual retransmission can bring that block back: the source must count
@@ -38,7 +39,7 @@ fn hop_jtp_and_atp_cross_a_lossy_four_hop_namespace_chain() {
         .env("JOULENET_BIN", env!("CARGO_BIN_EXE_joulenet"))
         .env("JN_NS", format!("jnm{}", std::process::id()))
         .env("RESTART", "1")
-        .env("PROTOS", "hop jtp atp e2tcp")
+        .env("PROTOS", "hop jtp atp e2tcp dtn")
         .output()
         .expect("run bash");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -57,6 +58,7 @@ fn hop_jtp_and_atp_cross_a_lossy_four_hop_namespace_chain() {
                 "ok   file jtp",
                 "ok   file atp",
                 "ok   file e2tcp",
+                "ok   file dtn",
                 "ok   stream: jtp10",
                 "ok   link loss",
                 "ok   attempts",

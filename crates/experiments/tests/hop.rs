@@ -145,12 +145,15 @@ fn quick_hop_reproduction_degrades_gracefully_crosses_partitions_and_runs_every_
         "{routing:?}"
     );
 
-    // §5.10: both protocols deliver at 24 Mbit/s, faster than at 11.
+    // §5.10: both protocols deliver at 24 Mbit/s, faster than at 11, and
+    // TCP with SampleRate (free to climb to 54 Mbit/s on our clean links)
+    // carries more on average than TCP held at 24.
     let g: HashMap<String, Vec<f64>> = rows(&out.join("hop_80211g.csv"))
         .into_iter()
         .map(|r| (r[0].clone(), r[1..].iter().map(|x| num(x)).collect()))
         .collect();
     assert!(g["hop"][3] > routing["hop/static"][3], "{g:?} {routing:?}");
     assert!(g["cubic"][3] > 0.0, "{g:?}");
+    assert!(g["cubic+auto"][3] > g["cubic"][3], "{g:?}");
     std::fs::remove_dir_all(&out).ok();
 }

@@ -2,7 +2,8 @@
 //! bundles stored and forwarded hop by hop over per-hop TCP (CUBIC), custody
 //! handed on as each hop acknowledges a bundle (`joulenet_proto::dtn`).
 //! Options under `[flow.dtn]` (`bundle`, `storage`) and `[flow.tcp]`, which
-//! every hop's connections share.
+//! every hop's connections share. On real hosts every `joulenet relay` is a
+//! custodian (docs/runtime.md), as hbh-tcp's relays terminate its hops.
 
 use std::any::Any;
 
@@ -13,14 +14,11 @@ use joulenet_proto::{Addr, Agent, ConfigError};
 use crate::options::{Reader, Result};
 use crate::protocol::{Entry, HostSettings, Protocol, RelayNodes, RelaySpec, Wire, WireFormat};
 
-const NOT_ON_HOSTS: &str =
-    "dtn runs in the simulator only: the runtime's relays run hbh-tcp's split connections";
-
 pub const ENTRIES: &[Entry] = &[Entry {
     name: "dtn",
     about: "DTN bundle relay with custody transfer: every node stores whole bundles and forwards them over per-hop TCP (CUBIC), keeping each until the next hop has it (the Hop paper's DTN2.5 baseline)",
     options: Some("dtn"),
-    wire: Wire::Unavailable(NOT_ON_HOSTS),
+    wire: Wire::Code(33),
     make: || Box::new(Dtn(DtnConfig::default())),
 }];
 
@@ -65,8 +63,10 @@ impl Protocol for Dtn {
         t.finish()
     }
 
-    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
-        Err(ConfigError::new("protocol", NOT_ON_HOSTS))
+    /// Every hop's TCP takes the host's segment, buffers and RTO floor,
+    /// as hbh-tcp's do; custody still never gives a bundle up.
+    fn on_hosts(&mut self, s: &HostSettings) -> std::result::Result<(), ConfigError> {
+        crate::tcp::on_hosts(&mut self.0.tcp, s)
     }
 
     fn agents(&self, _client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {

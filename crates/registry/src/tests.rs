@@ -57,7 +57,7 @@ fn runtime_codes_are_unique_and_round_trip() {
     assert!(multihomed.iter().all(|(c, _)| !codes.contains(c)));
     // The codes the runtime has used since framing v2 (docs/wire.md), and
     // rate-sack's, added with the registry.
-    let expected: [(u8, &str); 21] = [
+    let expected: [(u8, &str); 22] = [
         (1, "tahoe"),
         (2, "reno"),
         (3, "newreno"),
@@ -79,6 +79,7 @@ fn runtime_codes_are_unique_and_round_trip() {
         (27, "atp"),
         (31, "e2tcp-split"),
         (32, "nackrate"),
+        (33, "dtn"),
     ];
     for (code, name) in expected {
         assert_eq!(by_code(code).map(|e| e.name), Some(name));

@@ -72,8 +72,7 @@ impl Access for Contention {
         } else {
             Duration::ZERO
         };
-        let len = q.frame.network_len();
-        let mut exchange = x.sifs + x.phy.data_airtime(len);
+        let mut exchange = x.sifs + x.planned_airtime(now, s, q);
         if q.next != BROADCAST && q.attempts > 1 {
             exchange += x.sifs + x.ack_t;
         }

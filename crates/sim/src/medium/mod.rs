@@ -15,7 +15,9 @@
 //!   DCF/EDCA) or [`tdma::Tdma`], both built on the shared 802.11 station
 //!   code (`station.rs`) with their own access policy — held as an
 //!   [`AnyMac`] (a `match` per call: a `Box<dyn Mac>` cost 1.2% more
-//!   instructions in the mesh benchmark);
+//!   instructions in the mesh benchmark); its data frames go at the
+//!   configured rate or at the one bit-rate selection picks
+//!   (`rate_control.rs`, SampleRate);
 //! * what changes with time (`dynamics.rs`: outages, mobility).
 //!
 //! The medium is a module of its own: the rest of the simulator reaches it
@@ -33,6 +35,7 @@ pub mod geometry;
 pub mod link_state;
 pub mod mac;
 pub mod phy;
+pub mod rate_control;
 pub mod routing;
 pub mod service;
 pub mod station;
@@ -235,6 +238,8 @@ pub struct MediumSpec {
     pub txop: Duration,
     /// TDMA: shortest frame in slots (0: as many as the schedule needs).
     pub tdma_slots: u32,
+    /// How unicast data frames with link ARQ pick their bit-rate.
+    pub rate_control: rate_control::RateControl,
     pub radio: RadioProfile,
     pub metric: Metric,
     pub routing: Routing,
@@ -341,6 +346,10 @@ pub struct MediumStats {
     pub frames_received: Vec<u64>,
     /// Per node: transmit energy by what was sent (`tx_kind`).
     pub tx_by_kind: Vec<tx_kind::TxByKind>,
+    /// Under rate control: (rate in bit/s, data frame attempts at it);
+    /// empty at a fixed rate.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub data_tx_by_rate: Vec<(u64, u64)>,
 }
 
 /// The shared medium: geometry, routing and a MAC, plus which nodes are up.

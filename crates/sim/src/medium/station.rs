@@ -77,6 +77,9 @@ pub(super) struct Queued {
     pub(super) attempts: u8,
     /// A link-state advertisement (handled by the medium, not delivered).
     pub(super) lsa: bool,
+    /// Rate index chosen for it by rate control on its first attempt
+    /// (`rate_control::CONFIGURED` until then, and for good without it).
+    pub(super) rate: u8,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -111,6 +114,8 @@ pub(super) struct Air {
     /// The frame, once its sender is done with it while it still
     /// propagates (no ACK awaited), and whether it is an advertisement.
     pub(super) stash: Option<(Frame, bool)>,
+    /// dB more SNR its rate needs than the configured one (0 at that rate).
+    pub(super) extra_db: f32,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -208,6 +213,11 @@ pub struct Stations<A: Access> {
     queue_limit: usize,
     /// Four EDCA access categories instead of plain DCF.
     edca: bool,
+    /// Bit-rate selection (none: every frame at the configured rate).
+    pub(super) rates: Option<super::rate_control::RateSelection>,
+    /// The reception curve's width (dB) a rate's SNR need shifts; none
+    /// when PER does not depend on SNR (`disc`).
+    width_db: Option<f64>,
     /// The geometry models capture / propagation delay (fixed for a run).
     capture: bool,
     delayed: bool,
@@ -287,6 +297,13 @@ impl<A: Access> Stations<A> {
             rts_threshold: spec.rts_threshold,
             queue_limit: spec.queue_limit,
             edca: spec.edca,
+            rates: super::rate_control::RateSelection::new(spec.rate_control, phy, n, |i| {
+                streams.stream(&format!("medium/{i}/rate"))
+            }),
+            width_db: match spec.reception {
+                super::Reception::LogDistance { width_db, .. } => Some(width_db),
+                super::Reception::Disc => None,
+            },
             capture: spec.capture_db.is_some(),
             delayed: spec.propagation_delay,
             st,
@@ -324,6 +341,9 @@ impl<A: Access> Stations<A> {
         s.tx_by_kind = self.st.iter().map(|st| st.tx_by_kind).collect();
         s.frames_received = self.st.iter().map(|st| st.frames_received).collect();
         s.bytes_on_air = self.st.iter().map(|st| st.bytes_on_air).collect();
+        if let Some(r) = &self.rates {
+            s.data_tx_by_rate = r.attempts_by_rate();
+        }
         s
     }
 
@@ -421,6 +441,7 @@ impl<A: Access> Stations<A> {
             seq,
             attempts,
             lsa,
+            rate: super::rate_control::CONFIGURED,
         });
         if st.acs[ac].queue.len() == 1 {
             st.service.head(ac, cx.core.now);
@@ -510,7 +531,7 @@ impl<A: Access> Stations<A> {
         let (next, seq, len) = (q.next, q.seq, q.frame.network_len());
         let bytes = self.data_bytes(q);
         let wants_ack = next != BROADCAST && q.attempts > 1;
-        let data_t = self.phy.data_airtime(len);
+        let (data_t, extra_db) = self.head_rate(now, s, ac, wants_ack);
         let (sifs, ack_t) = (self.sifs, self.ack_t);
         let st = &mut self.st[s];
         if !st.exchange {
@@ -581,6 +602,49 @@ impl<A: Access> Stations<A> {
             seq,
             wants_ack,
         );
+        if let Some(Some(air)) = self.air.get_mut(self.st[s].last_air as usize) {
+            air.extra_db = extra_db;
+        }
+    }
+
+    /// The head frame's airtime and how much more SNR its rate needs than
+    /// the configured one. Under rate control a frame with link ARQ gets
+    /// its rate on its first attempt and keeps it for its retries.
+    fn head_rate(&mut self, now: Time, s: usize, ac: usize, wants_ack: bool) -> (Duration, f32) {
+        use super::rate_control::CONFIGURED;
+        let Some(q) = self.st[s].acs[ac].queue.front() else {
+            return (Duration::ZERO, 0.0);
+        };
+        let (len, next) = (q.frame.network_len(), q.next);
+        let Some(rates) = self.rates.as_mut().filter(|_| wants_ack) else {
+            return (self.phy.data_airtime(len), 0.0);
+        };
+        let bytes = len as u32 + self.phy.data_overhead;
+        let a = &mut self.st[s].acs[ac];
+        let attempt = a.retries as u32;
+        let q = a.queue.front_mut().expect("checked above");
+        if q.rate == CONFIGURED {
+            q.rate = rates.choose(s, next, bytes, now);
+        }
+        let rate = super::rate_control::RateSelection::attempt_rate(q.rate, attempt);
+        rates.sent(rate);
+        (rates.airtime(rate, bytes), rates.extra_db(rate))
+    }
+
+    /// Airtime of `q` (queued at `s`) if it were sent next: at its rate,
+    /// or the one rate control would give it now.
+    pub(super) fn planned_airtime(&self, now: Time, s: usize, q: &Queued) -> Duration {
+        let len = q.frame.network_len();
+        match &self.rates {
+            Some(r) if q.next != BROADCAST && q.attempts > 1 => {
+                let rate = match q.rate {
+                    super::rate_control::CONFIGURED => r.peek(s, q.next, now),
+                    rate => rate,
+                };
+                r.airtime(rate, len as u32 + self.phy.data_overhead)
+            }
+            _ => self.phy.data_airtime(len),
+        }
     }
 
     #[inline]
@@ -753,6 +817,11 @@ impl<A: Access> Stations<A> {
                 if let Some(x) = st.nbrs.iter_mut().find(|x| x.node == q.next) {
                     x.acked += 1;
                 }
+                if let Some(r) = self.rates.as_mut() {
+                    let bytes = q.frame.network_len() as u32 + self.phy.data_overhead;
+                    let tries = a.retries as u32 + 1;
+                    r.report(s, q.next, q.rate, bytes, tries, true, now);
+                }
             }
             let bytes = q.frame.network_len() as u32;
             st.service
@@ -796,12 +865,17 @@ impl<A: Access> Stations<A> {
         a.retries = a.retries.saturating_add(1);
         let give_up = a.queue.front().is_none_or(|q| a.retries >= q.attempts);
         if give_up {
+            let tries = a.retries;
             if let Some(q) = a.queue.pop_front() {
                 let bytes = q.frame.network_len() as u32;
                 let more = !a.queue.is_empty();
                 st.service
                     .served(ac, cx.core.now, q.next, bytes, false, more);
                 self.stats.retry_drops += 1;
+                if let Some(r) = self.rates.as_mut() {
+                    let psdu = bytes + self.phy.data_overhead;
+                    r.report(s, q.next, q.rate, psdu, tries as u32, false, cx.core.now);
+                }
                 cx.core.recycle(q.frame.packet);
             }
             a.retries = 0;

@@ -9,7 +9,8 @@ use toml::{Table, Value};
 use super::reader::{Reader, Result};
 use super::topology::{node_ref, radio, Topology};
 use crate::medium::{
-    phy, Fading, MacKind, MediumSpec, Metric, Mobility, Outage, Phy, Reception, Routing, MAX_NODES,
+    phy, rate_control::RateControl, Fading, MacKind, MediumSpec, Metric, Mobility, Outage, Phy,
+    Reception, Routing, MAX_NODES,
 };
 use crate::rng::Streams;
 
@@ -340,6 +341,20 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
         }
         slots => slots.unwrap_or(0) as u32,
     };
+    let rate_control = match m.str("rate_control")?.unwrap_or("fixed") {
+        "fixed" => RateControl::Fixed,
+        "samplerate" if mac == MacKind::Tdma => return Err(m.error(
+            "rate_control",
+            "\"samplerate\" needs mac = \"csma\" (TDMA slots are sized for the configured rate)",
+        )),
+        "samplerate" => RateControl::SampleRate,
+        other => {
+            return Err(m.error(
+                "rate_control",
+                format!("expected \"fixed\" or \"samplerate\", got \"{other}\""),
+            ))
+        }
+    };
     let radio = if m.has("radio") {
         radio(m, "radio")?
     } else {
@@ -402,6 +417,7 @@ fn medium(m: &Reader) -> Result<MediumSpec> {
         edca,
         txop,
         tdma_slots,
+        rate_control,
         radio,
         metric,
         routing,

@@ -75,6 +75,7 @@ impl<A: Access> Stations<A> {
             airtime,
             pending: 0,
             stash: None,
+            extra_db: 0.0,
         });
         cx.core
             .queue
@@ -314,7 +315,10 @@ impl<A: Access> Stations<A> {
             {
                 continue;
             }
-            let p = cx.geo.per_now(s, ri, now);
+            let mut p = cx.geo.per_now(s, ri, now);
+            if let (Some(width), true) = (self.width_db, air.extra_db != 0.0) {
+                p = super::super::rate_control::per_at_rate(p, air.extra_db as f64, width);
+            }
             if p > 0.0 {
                 let loss = 1.0 - (1.0 - p).powf(air.bytes as f64 / 1000.0);
                 if self.st[ri].loss_rng.random::<f64>() < loss {
