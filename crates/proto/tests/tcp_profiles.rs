@@ -345,3 +345,70 @@ fn rfc_ends_the_back_off_once_data_sent_after_the_timeout_is_acked() {
     let (before, after) = samples_when_the_back_off_ends(karn);
     assert_eq!(after, before + 1);
 }
+
+// ---- ns-3 rules found by diffing packet traces (validation/ns3/p2p-tcp.cc
+// with `--lossTrace`, docs/validation.md § ns-3) ----
+
+/// When the client sends its second SYN after the first is lost.
+fn second_syn_at(cfg: TcpConfig) -> Time {
+    let mut p = Pair::one_way(cfg, 10_000).script(|pk: &PacketInfo| {
+        if pk.dir == CLIENT && pk.syn && pk.index == 0 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    let second = p.sent_by(CLIENT).filter(|k| k.syn).nth(1).unwrap().time;
+    second
+}
+
+#[test]
+fn ns3_resends_a_lost_syn_after_its_connection_timeout() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    assert_eq!(second_syn_at(ns3.clone()), Time::from_secs(3));
+    let mut rto = ns3;
+    rto.rules.syn_timeout = None;
+    assert_eq!(second_syn_at(rto), Time::from_secs(1));
+}
+
+#[test]
+fn ns3_newreno_halves_the_flight_less_the_dupacked_segments() {
+    // One loss, no SACK: the pipe at the third dupack is the flight less
+    // the three dupacked segments and the lost head, plus the head about
+    // to be resent (ns-3's `EnterRecovery`).
+    let mut p = dropping(
+        profile(TcpProfile::Ns3, TcpVariant::NewReno),
+        600_000,
+        &[40],
+    );
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let a = &p.agents[CLIENT];
+    assert_eq!(a.ssthresh(), (a.flight() - 3 * MSS) / 2);
+}
+
+/// cwnd and ssthresh just after the first recovery ends.
+fn window_after_recovery(cfg: TcpConfig) -> (u64, u64) {
+    let mut p = dropping(cfg, 600_000, &[40]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].in_recovery()));
+    let a = &p.agents[CLIENT];
+    (a.cwnd(), a.ssthresh())
+}
+
+#[test]
+fn ns3_newreno_leaves_recovery_at_ssthresh_and_grows_on_that_ack() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    let (cwnd, ssthresh) = window_after_recovery(ns3.clone());
+    // ssthresh plus one congestion-avoidance step, MSS²/ssthresh.
+    assert_eq!(cwnd, ssthresh + MSS * MSS / ssthresh);
+    let mut rfc6582 = ns3;
+    rfc6582.rules.newreno_exit_at_ssthresh = false;
+    let (cwnd, ssthresh) = window_after_recovery(rfc6582);
+    assert!(
+        cwnd <= ssthresh,
+        "RFC 6582 option (1): {cwnd} vs {ssthresh}"
+    );
+}

@@ -106,6 +106,9 @@ impl TcpProfile {
                 hystart: Some(HyStartFlavour::Ns3),
                 new_ack_clears_backoff: true,
                 impatient_partial_acks: true,
+                ack_first_data_at_once: true,
+                syn_timeout: Some(Duration::from_secs(3)),
+                newreno_exit_at_ssthresh: true,
                 ..rfc
             },
             TcpProfile::Xkernel1998 => TcpRules {
@@ -244,6 +247,21 @@ pub struct TcpRules {
     /// retransmissions included (`rack.rs`), and a tail loss probe after
     /// about two round trips without an ACK (`tlp.rs`). Linux's default.
     pub rack_tlp: bool,
+    /// The receiver acknowledges the first data segment of a connection at
+    /// once instead of delaying it (ns-3's `ProcessSynRcvd`: "Always
+    /// respond to first data packet to speed up the connection"). It
+    /// shifts which segments every later delayed ACK pairs up.
+    pub ack_first_data_at_once: bool,
+    /// The SYN and SYN-ACK are resent on their own timer, doubling from
+    /// this value (ns-3's `ConnTimeout`, 3 s, with `SendEmptyPacket`'s
+    /// `m_cnTimeout * backoffCount`) instead of the RTO's initial value.
+    pub syn_timeout: Option<Duration>,
+    /// A NewReno recovery ends with cwnd = ssthresh, and the ACK that
+    /// ends it also grows the window (ns-3's `ProcessAck`: `m_cWnd =
+    /// m_ssThresh` on leaving CA_RECOVERY, then `IncreaseWindow`);
+    /// otherwise RFC 6582 §3.2 step 6's option (1), min(ssthresh,
+    /// FlightSize + SMSS), which avoids a burst.
+    pub newreno_exit_at_ssthresh: bool,
 }
 
 impl Default for TcpRules {
@@ -262,6 +280,9 @@ impl Default for TcpRules {
             clock_tick: Duration::from_millis(1),
             max_backoff_shift: 16,
             rack_tlp: false,
+            ack_first_data_at_once: false,
+            syn_timeout: None,
+            newreno_exit_at_ssthresh: false,
         }
     }
 }

@@ -339,7 +339,16 @@ impl TcpAgent {
         }
         let partial = self.recovery.is_some_and(|point| ack < point);
         match self.recovery {
-            Some(point) if ack >= point => self.exit_recovery(),
+            Some(point) if ack >= point => {
+                self.exit_recovery();
+                if self.cfg.rules.newreno_exit_at_ssthresh
+                    && self.recovery_kind() == Recovery::NewReno
+                {
+                    let flight = self.flight();
+                    self.cc
+                        .on_ack(net.now(), acked, rtt.or(self.rtt.srtt()), flight);
+                }
+            }
             Some(_) => self.partial_ack(net, acked, seg.options.eln),
             None => {
                 let flight = self.flight();
@@ -469,14 +478,16 @@ impl TcpAgent {
     }
 
     /// What a loss halves into ssthresh, by the profile's rule. Without
-    /// SACK the pipe counts each dupack as a segment that left, plus the
-    /// one about to be resent (ns-3's `BytesInFlight() + segmentSize`).
+    /// SACK the pipe counts each dupack as a segment that left and the
+    /// head as lost, plus the one about to be resent: ns-3's
+    /// `EnterRecovery` calls `AddRenoSack` and `MarkHeadAsLost` before
+    /// `BytesInFlight() + segmentSize`, so the head and the resend cancel.
     pub(crate) fn loss_base(&self) -> u64 {
         let pipe = if self.uses_sack() {
             self.board.pipe()
         } else {
             let left = self.dupacks as u64 * self.mss;
-            self.board.pipe().saturating_sub(left) + self.mss
+            self.board.pipe().saturating_sub(left)
         };
         let cwnd = self.cc.window();
         self.cfg
@@ -517,6 +528,7 @@ impl TcpAgent {
         let ssthresh = self.cc.ssthresh();
         let cwnd = match self.recovery_kind() {
             // RFC 6582 §3.2 step 6, option (1): avoid a burst.
+            Recovery::NewReno if self.cfg.rules.newreno_exit_at_ssthresh => ssthresh,
             Recovery::NewReno => ssthresh.min(self.flight().max(self.mss) + self.mss),
             _ => ssthresh,
         };
