@@ -80,6 +80,10 @@ pcap = true
     print("ns-3:", ns.strip())
     print(f"ns-3 {len(a)} data segments, last at {a[-1][0]:.3f} s; joulenet {len(b)}, last at {b[-1][0]:.3f} s")
     n = min(len(a), len(b))
+    late = next((i for i in range(n) if abs(a[i][0] - b[i][0]) > 0.005), None)
+    if late is not None:
+        print(f"first segment sent more than 5 ms apart: #{late}, ns-3 at {a[late][0]:.4f} s, "
+              f"joulenet at {b[late][0]:.4f} s")
     k = next((i for i in range(n) if a[i][1] != b[i][1]), None)
     if k is None:
         print("identical data transmissions")

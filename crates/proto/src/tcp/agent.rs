@@ -134,6 +134,9 @@ pub struct TcpAgent {
     /// Proportional Rate Reduction's state during a SACK recovery, when
     /// the profile uses it (`prr.rs`).
     pub(crate) prr: Option<Prr>,
+    /// ns-3's Reno SACKs: segments after the head counted as delivered by
+    /// dupacks (`reno_sack.rs`).
+    pub(crate) reno_sacked: u64,
     /// RACK-TLP's state, when the profile uses it (`rack.rs`, `tlp.rs`),
     /// and how often each acted: probes sent, segments RACK marked lost.
     pub(crate) rack: Rack,
@@ -246,6 +249,7 @@ impl TcpAgent {
             dupacks: 0,
             lt_dupacks: 0,
             prr: None,
+            reno_sacked: 0,
             rack: Rack::default(),
             tlp: Tlp::default(),
             loss_probes: 0,

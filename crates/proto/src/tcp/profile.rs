@@ -109,6 +109,8 @@ impl TcpProfile {
                 ack_first_data_at_once: true,
                 syn_timeout: Some(Duration::from_secs(3)),
                 newreno_exit_at_ssthresh: true,
+                reno_sack_prr: true,
+                loss_exit_counts_beyond_recover: true,
                 ..rfc
             },
             TcpProfile::Xkernel1998 => TcpRules {
@@ -262,6 +264,16 @@ pub struct TcpRules {
     /// otherwise RFC 6582 §3.2 step 6's option (1), min(ssthresh,
     /// FlightSize + SMSS), which avoids a burst.
     pub newreno_exit_at_ssthresh: bool,
+    /// Without SACK, each dupack counts as a SACK of the segment after the
+    /// head (ns-3's `AddRenoSack`) and PRR sizes the recovery window with
+    /// ns-3's counting (`reno_sack.rs`); otherwise RFC 6582's window
+    /// inflation.
+    pub reno_sack_prr: bool,
+    /// The ACK that ends a timeout's go-back-N repair grows the window only
+    /// by the whole segments it acknowledges beyond the recovery point
+    /// (ns-3's `ProcessAck` leaving CA_LOSS); otherwise by all it
+    /// acknowledges.
+    pub loss_exit_counts_beyond_recover: bool,
 }
 
 impl Default for TcpRules {
@@ -283,6 +295,8 @@ impl Default for TcpRules {
             ack_first_data_at_once: false,
             syn_timeout: None,
             newreno_exit_at_ssthresh: false,
+            reno_sack_prr: false,
+            loss_exit_counts_beyond_recover: false,
         }
     }
 }

@@ -77,7 +77,7 @@ impl TcpAgent {
     }
 
     fn send_one(&mut self, net: &mut dyn Net) -> bool {
-        let pipe = self.board.pipe();
+        let pipe = self.send_pipe();
         let room = self.cc.window().saturating_sub(pipe);
         // A window too small for one segment still lets one go when nothing
         // is in flight, or the connection would stall until a timeout.
@@ -116,7 +116,11 @@ impl TcpAgent {
     /// window. (A SACKed segment
     /// already leaves the pipe, which frees the same room.)
     fn limited_transmit_room(&self) -> u64 {
-        if !self.cfg.rules.limited_transmit || self.recovery.is_some() || self.uses_sack() {
+        if !self.cfg.rules.limited_transmit
+            || self.recovery.is_some()
+            || self.uses_sack()
+            || self.reno_sack_on()
+        {
             return 0;
         }
         self.lt_dupacks.min(2) as u64 * self.mss
@@ -265,7 +269,7 @@ impl TcpAgent {
         if self.is_stp() {
             self.stp_on_report(net, sack_changed);
         }
-        if self.recovery.is_some() {
+        if self.recovery.is_some() && !self.reno_sack_on() {
             let delivered =
                 (self.snd_una + self.board.sacked_bytes()).saturating_sub(delivered_before);
             self.prr_window(delivered);
@@ -323,6 +327,7 @@ impl TcpAgent {
     fn on_new_ack(&mut self, net: &mut dyn Net, ack: u64, seg: &TcpRepr<'_>) {
         let acked = ack - self.snd_una;
         let info = self.board.ack_to(ack);
+        self.reno_sacks_acked(acked);
         let buf_end = self.buf_seq + self.send_buf.len() as u64;
         let new_buf_seq = ack.clamp(self.buf_seq, buf_end);
         self.send_buf.consume((new_buf_seq - self.buf_seq) as usize);
@@ -349,11 +354,14 @@ impl TcpAgent {
                         .on_ack(net.now(), acked, rtt.or(self.rtt.srtt()), flight);
                 }
             }
-            Some(_) => self.partial_ack(net, acked, seg.options.eln),
+            Some(_) => self.partial_ack(net, acked, seg.options.eln, info.retransmitted_acked),
             None => {
                 let flight = self.flight();
-                self.cc
-                    .on_ack(net.now(), acked, rtt.or(self.rtt.srtt()), flight);
+                let counted = self.growth_credit(ack, acked);
+                if counted > 0 {
+                    self.cc
+                        .on_ack(net.now(), counted, rtt.or(self.rtt.srtt()), flight);
+                }
             }
         }
         self.dupacks = 0;
@@ -365,6 +373,26 @@ impl TcpAgent {
         }
         if self.fin_seq.is_some_and(|fin| ack > fin) {
             self.our_fin_acked(net);
+        }
+    }
+
+    /// Bytes an ACK outside recovery counts towards window growth: all it
+    /// acknowledges, except that under `loss_exit_counts_beyond_recover`
+    /// the ACK that ends a timeout's go-back-N (crossing the recovery
+    /// point) counts only whole segments beyond that point (ns-3's
+    /// `ProcessAck` leaving CA_LOSS: `segsAcked = (ackNumber − m_recover) /
+    /// segmentSize`).
+    fn growth_credit(&self, ack: u64, acked: u64) -> u64 {
+        match self.recover {
+            Some(r)
+                if self.cfg.rules.loss_exit_counts_beyond_recover
+                    && ack - acked < r
+                    && ack >= r =>
+            {
+                let beyond = ack - r;
+                beyond - beyond % self.mss
+            }
+            _ => acked,
         }
     }
 
@@ -401,6 +429,9 @@ impl TcpAgent {
         self.dupacks += 1;
         self.dupacks_since_retransmit += 1;
         let eln = eln && matches!(self.recovery_kind(), Recovery::Reno | Recovery::NewReno);
+        if self.reno_sack_on() && self.reno_sack_dupack() {
+            return;
+        }
         if self.recovery.is_some() {
             if matches!(self.recovery_kind(), Recovery::Reno | Recovery::NewReno) {
                 // RFC 5681 §3.2 step 4: each dupack means a segment left.
@@ -458,6 +489,7 @@ impl TcpAgent {
                 self.cc.set_window(self.mss);
                 self.board.mark_all_lost();
             }
+            Recovery::NewReno if self.reno_sack_on() => self.reno_sack_enter_recovery(net),
             Recovery::Reno | Recovery::NewReno => {
                 self.recovery = Some(self.snd_max);
                 self.cc.set_window(ssthresh + 3 * self.mss);
@@ -486,8 +518,12 @@ impl TcpAgent {
         let pipe = if self.uses_sack() {
             self.board.pipe()
         } else {
-            let left = self.dupacks as u64 * self.mss;
-            self.board.pipe().saturating_sub(left)
+            let dupacked = if self.reno_sack_on() {
+                self.reno_sacked
+            } else {
+                self.dupacks as u64
+            };
+            self.board.pipe().saturating_sub(dupacked * self.mss)
         };
         let cwnd = self.cc.window();
         self.cfg
@@ -497,7 +533,7 @@ impl TcpAgent {
     }
 
     /// An ACK that advances snd_una but not past the recovery point.
-    fn partial_ack(&mut self, net: &mut dyn Net, acked: u64, eln: bool) {
+    fn partial_ack(&mut self, net: &mut dyn Net, acked: u64, eln: bool, safe: bool) {
         match self.recovery_kind() {
             Recovery::Reno => {
                 // Reno leaves recovery on any new ACK (RFC 5681 §3.2 step 6).
@@ -505,6 +541,9 @@ impl TcpAgent {
             }
             Recovery::NewReno if self.eln_cut_on_partial_ack(net, eln) => {
                 self.retransmit_head(net);
+            }
+            Recovery::NewReno if self.reno_sack_on() => {
+                self.reno_sack_partial_ack(net, acked, safe);
             }
             Recovery::NewReno => {
                 // RFC 6582 §3.2 step 5: resend the next hole, partially deflate.
@@ -556,6 +595,7 @@ impl TcpAgent {
             self.cc.on_timeout(net.now(), base);
         }
         self.prr = None;
+        self.reno_sacked = 0;
         self.recovery = None;
         self.eln_cwnd = None;
         self.rack_tlp_on_timeout();
@@ -573,7 +613,7 @@ impl TcpAgent {
         self.cfg
             .rules
             .ssthresh_base
-            .pick(self.flight(), self.board.pipe(), cwnd, self.peer_wnd)
+            .pick(self.flight(), self.send_pipe(), cwnd, self.peer_wnd)
     }
 
     /// Whether new data waits only for the peer's window to open.
