@@ -412,3 +412,63 @@ fn ns3_newreno_leaves_recovery_at_ssthresh_and_grows_on_that_ack() {
         "RFC 6582 option (1): {cwnd} vs {ssthresh}"
     );
 }
+
+/// New segments a NewReno connection sends between its fast retransmit
+/// and the end of that recovery (one loss, many dupacks).
+fn new_data_in_recovery(cfg: TcpConfig) -> u64 {
+    let mut p = dropping(cfg, 600_000, &[60]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let first = |p: &Pair| p.agents[CLIENT].stats().data_packets;
+    let before = first(&p);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].in_recovery()));
+    let sent = first(&p) - before;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    sent
+}
+
+#[test]
+fn ns3_reno_sacks_let_prr_send_during_a_newreno_recovery() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    let prr = new_data_in_recovery(ns3.clone());
+    let mut inflation = ns3;
+    inflation.rules.reno_sack_prr = false;
+    let rfc6582 = new_data_in_recovery(inflation);
+    // RFC 6582 sends nothing new until the inflated window passes the
+    // flight, half a window of dupacks in; PRR sends about ssthresh /
+    // RecoverFS per dupack from the start, so more by the end.
+    assert!(prr > rfc6582, "PRR {prr} segments, RFC 6582 {rfc6582}");
+}
+
+/// cwnd just after the ACK that acknowledges everything sent before a
+/// timeout, with the ACKs in between lost.
+fn window_after_go_back_n(cfg: TcpConfig) -> u64 {
+    // The tail of the first window and its ACKs are lost: a timeout, then
+    // the resent head's ACK is cumulative up to the recovery point.
+    let mut p = Pair::one_way(cfg, 400_000).script(|pk: &PacketInfo| match pk.dir {
+        CLIENT if pk.data_index == Some(5) => Fate::Drop,
+        SERVER if pk.time < Time::from_millis(900) && pk.ack_index.is_some_and(|k| k >= 2) => {
+            Fate::Drop
+        }
+        _ => Fate::Deliver,
+    });
+    p.start();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts == 0));
+    let una = |p: &Pair| p.agents[CLIENT].flight();
+    let flight = una(&p);
+    assert!(flight > 2 * MSS, "a window outstanding at the timeout: {flight}");
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].flight() >= flight));
+    let cwnd = p.agents[CLIENT].cwnd();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    cwnd
+}
+
+#[test]
+fn ns3_does_not_grow_the_window_on_the_ack_that_ends_a_timeout_repair() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    assert_eq!(window_after_go_back_n(ns3.clone()), MSS);
+    let mut grows = ns3;
+    grows.rules.loss_exit_counts_beyond_recover = false;
+    assert_eq!(window_after_go_back_n(grows), 2 * MSS);
+}
