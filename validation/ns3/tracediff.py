@@ -8,7 +8,8 @@ target/debug/joulenet with the same lists and pcap output, and prints the
 first data transmission where the two senders differ, with the segments
 around it. ns-3's sender sends a pure ACK to end the handshake where ours
 sends data at once, so ns-3's data-direction list gets one extra delivered
-frame there; the ACK directions need no shift. Files go to $OUT (/tmp/tracediff).
+frame there; the ACK directions need no shift. Files go to $OUT (/tmp/tracediff);
+LOSSY=data or LOSSY=acks loses frames in one direction only.
 """
 import os, random, subprocess, sys
 
@@ -43,6 +44,12 @@ def main():
     tcp = sys.argv[3] if len(sys.argv) > 3 else "newreno"
     os.makedirs(out, exist_ok=True)
     fwd, rev = fates(loss, 2 * seed), fates(loss, 2 * seed + 1)
+    # LOSSY=data or LOSSY=acks keeps one direction lossless.
+    lossy = os.environ.get("LOSSY", "both")
+    if lossy == "acks":
+        fwd = ["0"] * len(fwd)
+    if lossy == "data":
+        rev = ["0"] * len(rev)
     write(f"{out}/j.fwd", fwd)
     write(f"{out}/j.rev", rev)
     write(f"{out}/ns.fwd", fwd[:2] + ["0"] + fwd[2:])
