@@ -456,7 +456,10 @@ fn window_after_go_back_n(cfg: TcpConfig) -> u64 {
     assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts == 0));
     let una = |p: &Pair| p.agents[CLIENT].flight();
     let flight = una(&p);
-    assert!(flight > 2 * MSS, "a window outstanding at the timeout: {flight}");
+    assert!(
+        flight > 2 * MSS,
+        "a window outstanding at the timeout: {flight}"
+    );
     assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].flight() >= flight));
     let cwnd = p.agents[CLIENT].cwnd();
     assert!(p.run_until_closed(LIMIT));
@@ -471,4 +474,25 @@ fn ns3_does_not_grow_the_window_on_the_ack_that_ends_a_timeout_repair() {
     let mut grows = ns3;
     grows.rules.loss_exit_counts_beyond_recover = false;
     assert_eq!(window_after_go_back_n(grows), 2 * MSS);
+}
+
+#[test]
+fn ns3_prr_with_sack_sends_more_during_a_recovery_than_rfc_6937() {
+    // A burst of four losses: ns-3.44 takes RecoverFS from the pipe (less
+    // than the flight) and adds a segment per dupack, so its proportional
+    // share, and what it sends in the recovery, is larger.
+    let sent_in_recovery = |ns3_prr| {
+        let mut cfg = profile(TcpProfile::Ns3, TcpVariant::Sack);
+        cfg.rules.ns3_prr = ns3_prr;
+        let mut p = dropping(cfg, 600_000, &[60, 61, 62, 63]);
+        assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+        let before = p.agents[CLIENT].stats().data_packets;
+        assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].in_recovery()));
+        let sent = p.agents[CLIENT].stats().data_packets - before;
+        assert!(p.run_until_closed(LIMIT));
+        p.assert_complete();
+        sent
+    };
+    let (ns3, rfc) = (sent_in_recovery(true), sent_in_recovery(false));
+    assert!(ns3 > rfc, "ns-3.44 PRR {ns3} segments, RFC 6937 {rfc}");
 }

@@ -588,7 +588,10 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
     }
     match cfg.variant {
         TcpVariant::Cubic => {
-            let cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
+            let mut cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
+            if cfg.rules.cubic_whole_segments {
+                cubic = cubic.with_whole_segment_reduction();
+            }
             Box::new(match cfg.rules.hystart {
                 Some(flavour) => cubic.with_hystart(flavour),
                 None => cubic,

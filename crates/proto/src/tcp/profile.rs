@@ -111,6 +111,8 @@ impl TcpProfile {
                 newreno_exit_at_ssthresh: true,
                 reno_sack_prr: true,
                 loss_exit_counts_beyond_recover: true,
+                cubic_whole_segments: true,
+                ns3_prr: true,
                 ..rfc
             },
             TcpProfile::Xkernel1998 => TcpRules {
@@ -274,6 +276,13 @@ pub struct TcpRules {
     /// (ns-3's `ProcessAck` leaving CA_LOSS); otherwise by all it
     /// acknowledges.
     pub loss_exit_counts_beyond_recover: bool,
+    /// CUBIC's reduction counts the window in whole segments (ns-3's
+    /// `TcpCubic::GetSsThresh`, `cc/cubic.rs`).
+    pub cubic_whole_segments: bool,
+    /// PRR with SACK counts as ns-3.44's `TcpPrrRecovery` does (RecoverFS =
+    /// the pipe, a segment added per dupack, sndcnt never below 0, a
+    /// partial ACK counted twice; `prr_window_ns3`) instead of RFC 6937.
+    pub ns3_prr: bool,
 }
 
 impl Default for TcpRules {
@@ -297,6 +306,8 @@ impl Default for TcpRules {
             newreno_exit_at_ssthresh: false,
             reno_sack_prr: false,
             loss_exit_counts_beyond_recover: false,
+            cubic_whole_segments: false,
+            ns3_prr: false,
         }
     }
 }

@@ -272,7 +272,11 @@ impl TcpAgent {
         if self.recovery.is_some() && !self.reno_sack_on() {
             let delivered =
                 (self.snd_una + self.board.sacked_bytes()).saturating_sub(delivered_before);
-            self.prr_window(delivered);
+            if self.cfg.rules.ns3_prr {
+                self.prr_window_ns3(delivered, sack_changed, ack > old_una);
+            } else {
+                self.prr_window(delivered);
+            }
         }
     }
 
@@ -282,6 +286,30 @@ impl TcpAgent {
         let (pipe, ssthresh, mss) = (self.board.pipe(), self.cc.ssthresh(), self.mss);
         if let Some(prr) = self.prr.as_mut() {
             let cwnd = prr.on_ack(delivered, pipe, ssthresh, mss);
+            self.cc.set_window(cwnd);
+        }
+    }
+
+    /// ns-3.44 with SACK: an ACK that updated the scoreboard is a dupack
+    /// (`DupAck` → `DoRecovery(currentDelivered, true)`, which also adds a
+    /// segment while prr_delivered < RecoverFS), and one that also advanced
+    /// snd_una by a segment or more calls `DoRecovery` again from
+    /// `ProcessAck`'s partial-ACK branch, counting the same bytes twice.
+    fn prr_window_ns3(&mut self, delivered: u64, dupack: bool, partial: bool) {
+        let (pipe, ssthresh, mss) = (self.board.pipe(), self.cc.ssthresh(), self.mss);
+        let Some(prr) = self.prr.as_mut() else { return };
+        let mut cwnd = None;
+        if dupack {
+            cwnd = prr
+                .on_ack_ns3(delivered, true, false, pipe, ssthresh, mss)
+                .or(cwnd);
+        }
+        if partial && delivered >= mss {
+            cwnd = prr
+                .on_ack_ns3(delivered, false, false, pipe, ssthresh, mss)
+                .or(cwnd);
+        }
+        if let Some(cwnd) = cwnd {
             self.cc.set_window(cwnd);
         }
     }
@@ -499,7 +527,13 @@ impl TcpAgent {
                 self.recovery = Some(self.snd_max);
                 self.cc.set_window(ssthresh);
                 if self.cfg.rules.prr {
-                    self.prr = Some(Prr::start(self.flight()));
+                    // ns-3.44's RecoverFS is the pipe (`tcb->m_bytesInFlight`).
+                    let recover_fs = if self.cfg.rules.ns3_prr {
+                        self.board.pipe()
+                    } else {
+                        self.flight()
+                    };
+                    self.prr = Some(Prr::start(recover_fs));
                 }
                 // RACK may start a recovery for a loss above the head.
                 if !self.rack_tlp_on() || self.board.head_lost() {
