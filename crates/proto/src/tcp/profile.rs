@@ -28,7 +28,14 @@
 //!   restarts the retransmission timer (`NewAck(ack, m_isFirstPartialAck)`,
 //!   RFC 6582's Impatient variant), a new ACK
 //!   recomputes the RTO from the estimator and so clears the back-off
-//!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`).
+//!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`). Found by
+//!   diffing packet traces against ns-3.44 (`validation/ns3/tracediff.py`):
+//!   without SACK each dupack is a Reno SACK and PRR sets the recovery
+//!   window (`reno_sack.rs`), PRR's arithmetic is 3.44's, a NewReno
+//!   recovery ends at ssthresh, the ACK ending CA_LOSS grows the window
+//!   only beyond the recovery point, CUBIC reduces in whole segments, the
+//!   SYN timer is 3 s (`ConnTimeout`) and the first data segment is ACKed
+//!   at once.
 //! - `xkernel-1998`: the WWP paper's baseline, the x-kernel's TCP Reno, a
 //!   port of BSD's: per-ACK growth (maxseg²/cwnd), ssthresh = min(cwnd,
 //!   rwnd)/2, 500 ms timer ticks, initial RTO 6 s, minimum 1 s, maximum
