@@ -413,15 +413,14 @@ fn ns3_newreno_leaves_recovery_at_ssthresh_and_grows_on_that_ack() {
     );
 }
 
-/// New segments a NewReno connection sends between its fast retransmit
-/// and the end of that recovery (one loss, many dupacks).
-fn new_data_in_recovery(cfg: TcpConfig) -> u64 {
-    let mut p = dropping(cfg, 600_000, &[60]);
+/// Segments a connection sends between its first fast retransmit and the
+/// end of that recovery, with the data segments `drops` lost.
+fn sent_in_recovery(cfg: TcpConfig, drops: &'static [u64]) -> u64 {
+    let mut p = dropping(cfg, 600_000, drops);
     assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
-    let first = |p: &Pair| p.agents[CLIENT].stats().data_packets;
-    let before = first(&p);
+    let before = p.agents[CLIENT].stats().data_packets;
     assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].in_recovery()));
-    let sent = first(&p) - before;
+    let sent = p.agents[CLIENT].stats().data_packets - before;
     assert!(p.run_until_closed(LIMIT));
     p.assert_complete();
     sent
@@ -430,10 +429,10 @@ fn new_data_in_recovery(cfg: TcpConfig) -> u64 {
 #[test]
 fn ns3_reno_sacks_let_prr_send_during_a_newreno_recovery() {
     let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
-    let prr = new_data_in_recovery(ns3.clone());
+    let prr = sent_in_recovery(ns3.clone(), &[60]);
     let mut inflation = ns3;
     inflation.rules.reno_sack_prr = false;
-    let rfc6582 = new_data_in_recovery(inflation);
+    let rfc6582 = sent_in_recovery(inflation, &[60]);
     // RFC 6582 sends nothing new until the inflated window passes the
     // flight, half a window of dupacks in; PRR sends about ssthresh /
     // RecoverFS per dupack from the start, so more by the end.
@@ -481,18 +480,11 @@ fn ns3_prr_with_sack_sends_more_during_a_recovery_than_rfc_6937() {
     // A burst of four losses: ns-3.44 takes RecoverFS from the pipe (less
     // than the flight) and adds a segment per dupack, so its proportional
     // share, and what it sends in the recovery, is larger.
-    let sent_in_recovery = |ns3_prr| {
+    let with = |ns3_prr| {
         let mut cfg = profile(TcpProfile::Ns3, TcpVariant::Sack);
         cfg.rules.ns3_prr = ns3_prr;
-        let mut p = dropping(cfg, 600_000, &[60, 61, 62, 63]);
-        assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
-        let before = p.agents[CLIENT].stats().data_packets;
-        assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].in_recovery()));
-        let sent = p.agents[CLIENT].stats().data_packets - before;
-        assert!(p.run_until_closed(LIMIT));
-        p.assert_complete();
-        sent
+        sent_in_recovery(cfg, &[60, 61, 62, 63])
     };
-    let (ns3, rfc) = (sent_in_recovery(true), sent_in_recovery(false));
+    let (ns3, rfc) = (with(true), with(false));
     assert!(ns3 > rfc, "ns-3.44 PRR {ns3} segments, RFC 6937 {rfc}");
 }
