@@ -6,6 +6,10 @@
 # 10 %. Writes validation/linux/results/lossy-p2p.csv (p, run, seconds);
 # compare with `joulenet run validation/linux/lossy-p2p.toml`.
 # Usage (root): nice -n 10 validation/linux/lossy-p2p.sh [RUNS] [BYTES]
+# Environment: LOSSES ("0 1 5 10"), SENDER_SYSCTL / RECEIVER_SYSCTL
+# (space-separated key=value, set in the sender's / receiver's namespace,
+# e.g. SENDER_SYSCTL="net.ipv4.tcp_frto=0" to measure what a kernel rule is
+# worth), OUT (the CSV, results/lossy-p2p.csv).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../scripts/netns-lib.sh"
@@ -14,9 +18,11 @@ bytes=${2:-2000000}
 jn_need || exit $?
 trap jn_teardown EXIT
 jn_two_host 10mbit
-out="$here/results/lossy-p2p.csv"
+for kv in ${SENDER_SYSCTL:-}; do jn_x A sysctl -qw "$kv"; done
+for kv in ${RECEIVER_SYSCTL:-}; do jn_x B sysctl -qw "$kv"; done
+out=${OUT:-$here/results/lossy-p2p.csv}
 echo "loss_pct,run,bytes,seconds,rto_timeouts,loss_probes" > "$out"
-for p in 0 1 5 10; do
+for p in ${LOSSES:-0 1 5 10}; do
     # shellcheck disable=SC2086
     jn_set_loss $JN_LOSSY "$p"
     for r in $(seq 1 "$runs"); do

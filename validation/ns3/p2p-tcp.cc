@@ -16,11 +16,91 @@
 #include "transfer.h"
 
 #include <cstdio>
+#include <fstream>
 
 using namespace ns3;
 
 namespace
 {
+// Replays a frame-fate list (joulenet's `trace` loss model, frame form:
+// one `0`/`1` per line, `#` comments): the k-th packet this device receives
+// is lost iff line k says 1; packets after the last line are delivered. The
+// same file on both sides gives ns-3 and joulenet the same loss pattern by
+// frame index, so their traces can be diffed up to the first divergence.
+class FateListErrorModel : public ErrorModel
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("FateListErrorModel").SetParent<ErrorModel>();
+        return tid;
+    }
+
+    explicit FateListErrorModel(const std::string& path)
+    {
+        std::ifstream in(path);
+        if (!in)
+        {
+            NS_FATAL_ERROR("cannot read loss trace " << path);
+        }
+        std::string line;
+        while (std::getline(in, line))
+        {
+            line = line.substr(0, line.find('#'));
+            if (line.find('1') != std::string::npos)
+            {
+                m_lost.push_back(true);
+            }
+            else if (line.find('0') != std::string::npos)
+            {
+                m_lost.push_back(false);
+            }
+        }
+    }
+
+  private:
+    bool DoCorrupt(Ptr<Packet>) override
+    {
+        bool lost = m_next < m_lost.size() && m_lost[m_next];
+        ++m_next;
+        return lost;
+    }
+
+    void DoReset() override
+    {
+        m_next = 0;
+    }
+
+    std::vector<bool> m_lost;
+    size_t m_next = 0;
+};
+
+// --trace=1: the sender's congestion events on stderr, one per line:
+// time_s,event,value (cwnd and ssthresh in bytes, RTO in s, the
+// congestion state by name), for diffing against joulenet's series.
+bool g_trace = false;
+
+void
+TraceValue(const char* what, double value)
+{
+    if (g_trace)
+    {
+        std::fprintf(stderr, "%.6f,%s,%g\n", Simulator::Now().GetSeconds(), what, value);
+    }
+}
+
+void
+OnCwnd(uint32_t, uint32_t now)
+{
+    TraceValue("cwnd", now);
+}
+
+void
+OnSsthresh(uint32_t, uint32_t now)
+{
+    TraceValue("ssthresh", now);
+}
+
 uint32_t g_lossEntries = 0;
 uint32_t g_rtos = 0;
 uint32_t g_recoveries = 0;
@@ -31,6 +111,7 @@ uint32_t g_recoveries = 0;
 void
 OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
 {
+    TraceValue("state", now);
     if (now == TcpSocketState::CA_LOSS)
     {
         ++g_lossEntries;
@@ -46,6 +127,7 @@ OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
 void
 OnRto(Time before, Time after)
 {
+    TraceValue("rto", after.GetSeconds());
     if (after > before && after == Min(before + before, Seconds(60)))
     {
         ++g_rtos;
@@ -57,6 +139,8 @@ HookSocket(Ptr<Socket> s)
 {
     s->TraceConnectWithoutContext("RTO", MakeCallback(&OnRto));
     s->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&OnCwnd));
+    s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&OnSsthresh));
 }
 
 // On/Off phases: Off (no loss) first, then `on` seconds at `rate`, repeating.
@@ -103,6 +187,14 @@ main(int argc, char* argv[])
     cmd.AddValue("lossReverse", "loss rate of the ACK direction (default: as `loss`)", lossReverse);
     cmd.AddValue("sndBuf", "send buffer, bytes (joulenet's default 256 KiB)", sndBuf);
     cmd.AddValue("rcvBuf", "receive buffer, bytes (joulenet's default 1 MiB)", rcvBuf);
+    std::string lossTrace;
+    std::string pcap;
+    cmd.AddValue("lossTrace",
+                 "frame-fate files PREFIX.fwd (data direction) and PREFIX.rev (ACKs) "
+                 "instead of random loss",
+                 lossTrace);
+    cmd.AddValue("pcap", "write pcap files PREFIX-<node>-<device>.pcap", pcap);
+    cmd.AddValue("trace", "congestion events on stderr", g_trace);
     cmd.Parse(argc, argv);
 
     RngSeedManager::SetSeed(1);
@@ -125,6 +217,13 @@ main(int argc, char* argv[])
     for (uint32_t i = 0; i < 2; ++i)
     {
         double p = (i == 0 && lossReverse >= 0) ? lossReverse : loss;
+        if (!lossTrace.empty())
+        {
+            Ptr<ErrorModel> list =
+                CreateObject<FateListErrorModel>(lossTrace + (i == 1 ? ".fwd" : ".rev"));
+            devs.Get(i)->SetAttribute("ReceiveErrorModel", PointerValue(list));
+            continue;
+        }
         Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
         em->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
         em->SetRate(onS > 0 ? 0.0 : p);
@@ -145,6 +244,10 @@ main(int argc, char* argv[])
     // No queueing discipline: the device's drop-tail queue is the only one,
     // as on joulenet's wired link.
     TrafficControlHelper().Uninstall(devs);
+    if (!pcap.empty())
+    {
+        p2p.EnablePcapAll(pcap);
+    }
 
     transfer::Start(nodes.Get(0), nodes.Get(1), ifs.GetAddress(1), bytes, &HookSocket);
     std::string done = transfer::Run();

@@ -345,3 +345,146 @@ fn rfc_ends_the_back_off_once_data_sent_after_the_timeout_is_acked() {
     let (before, after) = samples_when_the_back_off_ends(karn);
     assert_eq!(after, before + 1);
 }
+
+// ---- ns-3 rules found by diffing packet traces (validation/ns3/p2p-tcp.cc
+// with `--lossTrace`, docs/validation.md § ns-3) ----
+
+/// When the client sends its second SYN after the first is lost.
+fn second_syn_at(cfg: TcpConfig) -> Time {
+    let mut p = Pair::one_way(cfg, 10_000).script(|pk: &PacketInfo| {
+        if pk.dir == CLIENT && pk.syn && pk.index == 0 {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    let second = p.sent_by(CLIENT).filter(|k| k.syn).nth(1).unwrap().time;
+    second
+}
+
+#[test]
+fn ns3_resends_a_lost_syn_after_its_connection_timeout() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    assert_eq!(second_syn_at(ns3.clone()), Time::from_secs(3));
+    let mut rto = ns3;
+    rto.rules.syn_timeout = None;
+    assert_eq!(second_syn_at(rto), Time::from_secs(1));
+}
+
+#[test]
+fn ns3_newreno_halves_the_flight_less_the_dupacked_segments() {
+    // One loss, no SACK: the pipe at the third dupack is the flight less
+    // the three dupacked segments and the lost head, plus the head about
+    // to be resent (ns-3's `EnterRecovery`).
+    let mut p = dropping(
+        profile(TcpProfile::Ns3, TcpVariant::NewReno),
+        600_000,
+        &[40],
+    );
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let a = &p.agents[CLIENT];
+    assert_eq!(a.ssthresh(), (a.flight() - 3 * MSS) / 2);
+}
+
+/// cwnd and ssthresh just after the first recovery ends.
+fn window_after_recovery(cfg: TcpConfig) -> (u64, u64) {
+    let mut p = dropping(cfg, 600_000, &[40]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].in_recovery()));
+    let a = &p.agents[CLIENT];
+    (a.cwnd(), a.ssthresh())
+}
+
+#[test]
+fn ns3_newreno_leaves_recovery_at_ssthresh_and_grows_on_that_ack() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    let (cwnd, ssthresh) = window_after_recovery(ns3.clone());
+    // ssthresh plus one congestion-avoidance step, MSS²/ssthresh.
+    assert_eq!(cwnd, ssthresh + MSS * MSS / ssthresh);
+    let mut rfc6582 = ns3;
+    rfc6582.rules.newreno_exit_at_ssthresh = false;
+    let (cwnd, ssthresh) = window_after_recovery(rfc6582);
+    assert!(
+        cwnd <= ssthresh,
+        "RFC 6582 option (1): {cwnd} vs {ssthresh}"
+    );
+}
+
+/// Segments a connection sends between its first fast retransmit and the
+/// end of that recovery, with the data segments `drops` lost.
+fn sent_in_recovery(cfg: TcpConfig, drops: &'static [u64]) -> u64 {
+    let mut p = dropping(cfg, 600_000, drops);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let before = p.agents[CLIENT].stats().data_packets;
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].in_recovery()));
+    let sent = p.agents[CLIENT].stats().data_packets - before;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    sent
+}
+
+#[test]
+fn ns3_reno_sacks_let_prr_send_during_a_newreno_recovery() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    let prr = sent_in_recovery(ns3.clone(), &[60]);
+    let mut inflation = ns3;
+    inflation.rules.reno_sack_prr = false;
+    let rfc6582 = sent_in_recovery(inflation, &[60]);
+    // RFC 6582 sends nothing new until the inflated window passes the
+    // flight, half a window of dupacks in; PRR sends about ssthresh /
+    // RecoverFS per dupack from the start, so more by the end.
+    assert!(prr > rfc6582, "PRR {prr} segments, RFC 6582 {rfc6582}");
+}
+
+/// cwnd just after the ACK that acknowledges everything sent before a
+/// timeout, with the ACKs in between lost.
+fn window_after_go_back_n(cfg: TcpConfig) -> u64 {
+    // The tail of the first window and its ACKs are lost: a timeout, then
+    // the resent head's ACK is cumulative up to the recovery point.
+    let mut p = Pair::one_way(cfg, 400_000).script(|pk: &PacketInfo| match pk.dir {
+        CLIENT if pk.data_index == Some(5) => Fate::Drop,
+        SERVER if pk.time < Time::from_millis(900) && pk.ack_index.is_some_and(|k| k >= 2) => {
+            Fate::Drop
+        }
+        _ => Fate::Deliver,
+    });
+    p.start();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().timeouts == 0));
+    let una = |p: &Pair| p.agents[CLIENT].flight();
+    let flight = una(&p);
+    assert!(
+        flight > 2 * MSS,
+        "a window outstanding at the timeout: {flight}"
+    );
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].flight() >= flight));
+    let cwnd = p.agents[CLIENT].cwnd();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    cwnd
+}
+
+#[test]
+fn ns3_does_not_grow_the_window_on_the_ack_that_ends_a_timeout_repair() {
+    let ns3 = profile(TcpProfile::Ns3, TcpVariant::NewReno);
+    assert_eq!(window_after_go_back_n(ns3.clone()), MSS);
+    let mut grows = ns3;
+    grows.rules.loss_exit_counts_beyond_recover = false;
+    assert_eq!(window_after_go_back_n(grows), 2 * MSS);
+}
+
+#[test]
+fn ns3_prr_with_sack_sends_more_during_a_recovery_than_rfc_6937() {
+    // A burst of four losses: ns-3.44 takes RecoverFS from the pipe (less
+    // than the flight) and adds a segment per dupack, so its proportional
+    // share, and what it sends in the recovery, is larger.
+    let with = |ns3_prr| {
+        let mut cfg = profile(TcpProfile::Ns3, TcpVariant::Sack);
+        cfg.rules.ns3_prr = ns3_prr;
+        sent_in_recovery(cfg, &[60, 61, 62, 63])
+    };
+    let (ns3, rfc) = (with(true), with(false));
+    assert!(ns3 > rfc, "ns-3.44 PRR {ns3} segments, RFC 6937 {rfc}");
+}

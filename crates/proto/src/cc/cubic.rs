@@ -29,6 +29,9 @@ pub struct Cubic {
     w_est: f64,
     /// HyStart's delay test in slow start (`hystart.rs`), when enabled.
     hystart: Option<HyStart>,
+    /// A reduction counts the window in whole segments, as ns-3's
+    /// `TcpCubic::GetSsThresh` does (`with_whole_segment_reduction`).
+    whole_segments: bool,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -50,7 +53,17 @@ impl Cubic {
             epoch: None,
             w_est: 0.0,
             hystart: None,
+            whole_segments: false,
         }
+    }
+
+    /// ns-3's `TcpCubic::GetSsThresh` (3.44): the window in whole segments
+    /// (`GetCwndInSegments`), W_max truncated to whole segments, and
+    /// ssthresh = max(⌊segments · β⌋, 2) segments, so a 4-segment window
+    /// halves to 2 where RFC 9438 gives 2.8.
+    pub fn with_whole_segment_reduction(mut self) -> Cubic {
+        self.whole_segments = true;
+        self
     }
 
     /// Leave slow start on HyStart's delay test (on by default in Linux
@@ -110,6 +123,9 @@ impl Cubic {
     /// §4.6 and §4.7: remember W_max (reduced further under fast
     /// convergence) and set ssthresh to β·cwnd.
     fn reduce(&mut self) -> u64 {
+        if self.whole_segments {
+            return self.reduce_whole_segments();
+        }
         self.w_max = if self.cwnd < self.w_max {
             self.cwnd * (1.0 + BETA) / 2.0
         } else {
@@ -118,6 +134,18 @@ impl Cubic {
         self.epoch = None;
         let ssthresh = (self.cwnd * BETA * self.mss as f64) as u64;
         self.ssthresh = ssthresh.max(2 * self.mss);
+        self.ssthresh
+    }
+
+    fn reduce_whole_segments(&mut self) -> u64 {
+        let segments = self.cwnd.floor();
+        self.w_max = if segments < self.w_max {
+            (segments * (1.0 + BETA) / 2.0).floor()
+        } else {
+            segments
+        };
+        self.epoch = None;
+        self.ssthresh = ((segments * BETA).floor() as u64).max(2) * self.mss;
         self.ssthresh
     }
 }
@@ -198,6 +226,15 @@ mod tests {
         let ssthresh = cc.on_congestion_event(Time::ZERO, w * MSS);
         cc.set_window(ssthresh);
         cc
+    }
+
+    #[test]
+    fn ns3_reduces_whole_segments() {
+        let mut exact = Cubic::new(MSS, 4 * MSS + MSS / 2, u64::MAX);
+        let mut ns3 = exact.clone().with_whole_segment_reduction();
+        assert_eq!(exact.on_congestion_event(Time::ZERO, 0), 3150);
+        // ⌊4 · 0.7⌋ = 2 segments.
+        assert_eq!(ns3.on_congestion_event(Time::ZERO, 0), 2 * MSS);
     }
 
     #[test]

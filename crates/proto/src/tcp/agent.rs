@@ -134,6 +134,9 @@ pub struct TcpAgent {
     /// Proportional Rate Reduction's state during a SACK recovery, when
     /// the profile uses it (`prr.rs`).
     pub(crate) prr: Option<Prr>,
+    /// ns-3's Reno SACKs: segments after the head counted as delivered by
+    /// dupacks (`reno_sack.rs`).
+    pub(crate) reno_sacked: u64,
     /// RACK-TLP's state, when the profile uses it (`rack.rs`, `tlp.rs`),
     /// and how often each acted: probes sent, segments RACK marked lost.
     pub(crate) rack: Rack,
@@ -246,6 +249,7 @@ impl TcpAgent {
             dupacks: 0,
             lt_dupacks: 0,
             prr: None,
+            reno_sacked: 0,
             rack: Rack::default(),
             tlp: Tlp::default(),
             loss_probes: 0,
@@ -584,7 +588,10 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
     }
     match cfg.variant {
         TcpVariant::Cubic => {
-            let cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
+            let mut cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
+            if cfg.rules.cubic_whole_segments {
+                cubic = cubic.with_whole_segment_reduction();
+            }
             Box::new(match cfg.rules.hystart {
                 Some(flavour) => cubic.with_hystart(flavour),
                 None => cubic,

@@ -38,7 +38,22 @@ impl TcpAgent {
         };
         let ack = server.then_some(self.rcv_nxt);
         self.emit(net, 0, flags, ack, options, None, SendKind::First);
-        self.arm_rto(net);
+        self.arm_syn_timer(net);
+    }
+
+    /// The handshake's retransmission timer: the RTO, or the profile's own
+    /// connection timeout doubled per SYN already resent (ns-3's
+    /// `ConnTimeout`).
+    fn arm_syn_timer(&mut self, net: &mut dyn Net) {
+        let Some(timeout) = self.cfg.rules.syn_timeout else {
+            return self.arm_rto(net);
+        };
+        if self.rto_deadline.is_none() {
+            let wait = timeout.saturating_mul(1 << self.consecutive_rtos.min(16));
+            let at = net.now() + wait;
+            self.rto_deadline = Some(at);
+            self.timers.set(super::agent::timer::RTO, at);
+        }
     }
 
     pub(crate) fn negotiate(&mut self, syn: &TcpRepr<'_>) {

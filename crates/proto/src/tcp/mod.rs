@@ -59,6 +59,7 @@ mod rack;
 mod rack_tlp;
 pub(crate) mod reassembly;
 mod receiver;
+mod reno_sack;
 pub(crate) mod rtt;
 mod scoreboard;
 mod send_buffer;

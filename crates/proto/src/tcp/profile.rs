@@ -28,7 +28,14 @@
 //!   restarts the retransmission timer (`NewAck(ack, m_isFirstPartialAck)`,
 //!   RFC 6582's Impatient variant), a new ACK
 //!   recomputes the RTO from the estimator and so clears the back-off
-//!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`).
+//!   (`NewAck`), minimum RTO 1 s, 6 data retries (`DataRetries`). Found by
+//!   diffing packet traces against ns-3.44 (`validation/ns3/tracediff.py`):
+//!   without SACK each dupack is a Reno SACK and PRR sets the recovery
+//!   window (`reno_sack.rs`), PRR's arithmetic is 3.44's, a NewReno
+//!   recovery ends at ssthresh, the ACK ending CA_LOSS grows the window
+//!   only beyond the recovery point, CUBIC reduces in whole segments, the
+//!   SYN timer is 3 s (`ConnTimeout`) and the first data segment is ACKed
+//!   at once.
 //! - `xkernel-1998`: the WWP paper's baseline, the x-kernel's TCP Reno, a
 //!   port of BSD's: per-ACK growth (maxseg²/cwnd), ssthresh = min(cwnd,
 //!   rwnd)/2, 500 ms timer ticks, initial RTO 6 s, minimum 1 s, maximum
@@ -106,6 +113,13 @@ impl TcpProfile {
                 hystart: Some(HyStartFlavour::Ns3),
                 new_ack_clears_backoff: true,
                 impatient_partial_acks: true,
+                ack_first_data_at_once: true,
+                syn_timeout: Some(Duration::from_secs(3)),
+                newreno_exit_at_ssthresh: true,
+                reno_sack_prr: true,
+                loss_exit_counts_beyond_recover: true,
+                cubic_whole_segments: true,
+                ns3_prr: true,
                 ..rfc
             },
             TcpProfile::Xkernel1998 => TcpRules {
@@ -244,6 +258,38 @@ pub struct TcpRules {
     /// retransmissions included (`rack.rs`), and a tail loss probe after
     /// about two round trips without an ACK (`tlp.rs`). Linux's default.
     pub rack_tlp: bool,
+    /// The receiver acknowledges the first data segment of a connection at
+    /// once instead of delaying it (ns-3's `ProcessSynRcvd`: "Always
+    /// respond to first data packet to speed up the connection"). It
+    /// shifts which segments every later delayed ACK pairs up.
+    pub ack_first_data_at_once: bool,
+    /// The SYN and SYN-ACK are resent on their own timer, doubling from
+    /// this value (ns-3's `ConnTimeout`, 3 s, with `SendEmptyPacket`'s
+    /// `m_cnTimeout * backoffCount`) instead of the RTO's initial value.
+    pub syn_timeout: Option<Duration>,
+    /// A NewReno recovery ends with cwnd = ssthresh, and the ACK that
+    /// ends it also grows the window (ns-3's `ProcessAck`: `m_cWnd =
+    /// m_ssThresh` on leaving CA_RECOVERY, then `IncreaseWindow`);
+    /// otherwise RFC 6582 §3.2 step 6's option (1), min(ssthresh,
+    /// FlightSize + SMSS), which avoids a burst.
+    pub newreno_exit_at_ssthresh: bool,
+    /// Without SACK, each dupack counts as a SACK of the segment after the
+    /// head (ns-3's `AddRenoSack`) and PRR sizes the recovery window with
+    /// ns-3's counting (`reno_sack.rs`); otherwise RFC 6582's window
+    /// inflation.
+    pub reno_sack_prr: bool,
+    /// The ACK that ends a timeout's go-back-N repair grows the window only
+    /// by the whole segments it acknowledges beyond the recovery point
+    /// (ns-3's `ProcessAck` leaving CA_LOSS); otherwise by all it
+    /// acknowledges.
+    pub loss_exit_counts_beyond_recover: bool,
+    /// CUBIC's reduction counts the window in whole segments (ns-3's
+    /// `TcpCubic::GetSsThresh`, `cc/cubic.rs`).
+    pub cubic_whole_segments: bool,
+    /// PRR with SACK counts as ns-3.44's `TcpPrrRecovery` does (RecoverFS =
+    /// the pipe, a segment added per dupack, sndcnt never below 0, a
+    /// partial ACK counted twice; `prr_window_ns3`) instead of RFC 6937.
+    pub ns3_prr: bool,
 }
 
 impl Default for TcpRules {
@@ -262,6 +308,13 @@ impl Default for TcpRules {
             clock_tick: Duration::from_millis(1),
             max_backoff_shift: 16,
             rack_tlp: false,
+            ack_first_data_at_once: false,
+            syn_timeout: None,
+            newreno_exit_at_ssthresh: false,
+            reno_sack_prr: false,
+            loss_exit_counts_beyond_recover: false,
+            cubic_whole_segments: false,
+            ns3_prr: false,
         }
     }
 }

@@ -43,6 +43,59 @@ impl Prr {
         };
         pipe + sndcnt
     }
+
+    /// ns-3.44's `TcpPrrRecovery::DoRecovery` for a connection without
+    /// SACK (each dupack is a "Reno SACK"; RecoverFS is the pipe when
+    /// recovery began, `tcb->m_bytesInFlight`): a dupack counts one segment
+    /// delivered while prr_delivered < RecoverFS, a partial ACK every byte
+    /// it acknowledges; below ssthresh the conservative bound (PRR-CRB)
+    /// adds a segment only when the ACK covers retransmitted data
+    /// (`m_isRetransDataAcked`, `safe_ack`); a recovery that has sent
+    /// nothing yet may send one segment. `None`: nothing was delivered and
+    /// the window stays. The window is pipe + sndcnt, and sndcnt is never
+    /// negative (`std::max(sendCount, 0)`). 3.44's unsigned arithmetic is kept: prr_delivered ·
+    /// ssthresh wraps at 2³², and once prr_out exceeds prr_delivered the
+    /// wrapped difference wins `std::max`, so the bound is that negative
+    /// difference, not DeliveredData (both fixed after 3.44, ns-3 issue
+    /// #1282).
+    pub(crate) fn on_ack_ns3(
+        &mut self,
+        delivered: u64,
+        dupack: bool,
+        safe_ack: bool,
+        pipe: u64,
+        ssthresh: u64,
+        mss: u64,
+    ) -> Option<u64> {
+        let mut delivered = delivered;
+        if dupack && self.delivered < self.recover_fs {
+            delivered += mss;
+        }
+        if delivered == 0 {
+            return None;
+        }
+        self.delivered += delivered;
+        let (pipe_i, ssthresh_i) = (pipe as i128, ssthresh as i128);
+        let mut sndcnt = if pipe > ssthresh {
+            let product = (self.delivered as u32).wrapping_mul(ssthresh as u32) as f64;
+            (product / self.recover_fs as f64).ceil() as i128 - self.out as i128
+        } else {
+            let credit = self.delivered as i128 - self.out as i128;
+            let mut limit = if credit >= 0 {
+                credit.max(delivered as i128)
+            } else {
+                credit
+            };
+            if safe_ack {
+                limit += mss as i128;
+            }
+            limit.min(ssthresh_i - pipe_i)
+        };
+        // "Force a fast retransmit upon entering fast recovery": at least
+        // one segment before anything was sent, and never below zero.
+        sndcnt = sndcnt.max(if self.out == 0 { mss as i128 } else { 0 });
+        Some((pipe_i + sndcnt) as u64)
+    }
 }
 
 #[cfg(test)]
@@ -81,5 +134,27 @@ mod tests {
         // A burst of losses left 2 segments in the pipe, ssthresh 10.
         let cwnd = prr.on_ack(MSS, 2 * MSS, 10 * MSS, MSS);
         assert_eq!(cwnd, 2 * MSS + 2 * MSS, "delivered + 1 MSS (SSRB)");
+    }
+
+    #[test]
+    fn ns3_counts_a_dupack_as_a_segment_only_up_to_recover_fs() {
+        let mut prr = Prr::start(4 * MSS);
+        prr.sent(MSS); // the fast retransmit
+                       // Pipe above ssthresh: ceil(delivered · ssthresh / RecoverFS) − out.
+        let cwnd = prr.on_ack_ns3(0, true, false, 3 * MSS, 2 * MSS, MSS);
+        // ceil(1 · 2/4 segments) − 1 sent < 0: nothing more, never less.
+        assert_eq!(cwnd, Some(3 * MSS));
+        for _ in 0..3 {
+            prr.on_ack_ns3(0, true, false, 3 * MSS, 2 * MSS, MSS);
+        }
+        // prr_delivered has reached RecoverFS: a dupack delivers nothing.
+        assert_eq!(prr.on_ack_ns3(0, true, false, 3 * MSS, 2 * MSS, MSS), None);
+        // Below ssthresh, a partial ACK of retransmitted data may send one
+        // segment more than it delivered (PRR-SSRB); without, as many.
+        prr.sent(3 * MSS);
+        let mut a = prr.clone();
+        let safe = a.on_ack_ns3(MSS, false, true, 0, 10 * MSS, MSS);
+        let plain = prr.on_ack_ns3(MSS, false, false, 0, 10 * MSS, MSS);
+        assert_eq!(safe, plain.map(|c| c + MSS));
     }
 }

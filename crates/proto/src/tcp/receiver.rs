@@ -127,8 +127,12 @@ impl TcpAgent {
             self.receive_out_of_order(seq, payload);
             return;
         }
+        // The connection's first data (just after the peer's SYN).
+        let first_data = self.rcv_nxt == 1 && self.cfg.rules.ack_first_data_at_once;
         if net.app_room().is_some() {
-            return self.receive_bounded(net, seq, payload);
+            self.receive_bounded(net, seq, payload);
+            self.ack_now |= first_data;
+            return;
         }
         // In order: straight from the packet to the application.
         net.deliver(&payload[(self.rcv_nxt - seq) as usize..]);
@@ -140,6 +144,8 @@ impl TcpAgent {
         }
         if hole_filled {
             self.ack_now = true; // RFC 5681 §4.2: at once when a gap fills
+        } else if first_data {
+            self.ack_now = true;
         } else {
             self.unacked_segments += 1;
             self.schedule_ack(net);

@@ -77,7 +77,7 @@ impl TcpAgent {
     }
 
     fn send_one(&mut self, net: &mut dyn Net) -> bool {
-        let pipe = self.board.pipe();
+        let pipe = self.send_pipe();
         let room = self.cc.window().saturating_sub(pipe);
         // A window too small for one segment still lets one go when nothing
         // is in flight, or the connection would stall until a timeout.
@@ -116,7 +116,11 @@ impl TcpAgent {
     /// window. (A SACKed segment
     /// already leaves the pipe, which frees the same room.)
     fn limited_transmit_room(&self) -> u64 {
-        if !self.cfg.rules.limited_transmit || self.recovery.is_some() || self.uses_sack() {
+        if !self.cfg.rules.limited_transmit
+            || self.recovery.is_some()
+            || self.uses_sack()
+            || self.reno_sack_on()
+        {
             return 0;
         }
         self.lt_dupacks.min(2) as u64 * self.mss
@@ -265,10 +269,14 @@ impl TcpAgent {
         if self.is_stp() {
             self.stp_on_report(net, sack_changed);
         }
-        if self.recovery.is_some() {
+        if self.recovery.is_some() && !self.reno_sack_on() {
             let delivered =
                 (self.snd_una + self.board.sacked_bytes()).saturating_sub(delivered_before);
-            self.prr_window(delivered);
+            if self.cfg.rules.ns3_prr {
+                self.prr_window_ns3(delivered, sack_changed, ack > old_una);
+            } else {
+                self.prr_window(delivered);
+            }
         }
     }
 
@@ -278,6 +286,30 @@ impl TcpAgent {
         let (pipe, ssthresh, mss) = (self.board.pipe(), self.cc.ssthresh(), self.mss);
         if let Some(prr) = self.prr.as_mut() {
             let cwnd = prr.on_ack(delivered, pipe, ssthresh, mss);
+            self.cc.set_window(cwnd);
+        }
+    }
+
+    /// ns-3.44 with SACK: an ACK that updated the scoreboard is a dupack
+    /// (`DupAck` → `DoRecovery(currentDelivered, true)`, which also adds a
+    /// segment while prr_delivered < RecoverFS), and one that also advanced
+    /// snd_una by a segment or more calls `DoRecovery` again from
+    /// `ProcessAck`'s partial-ACK branch, counting the same bytes twice.
+    fn prr_window_ns3(&mut self, delivered: u64, dupack: bool, partial: bool) {
+        let (pipe, ssthresh, mss) = (self.board.pipe(), self.cc.ssthresh(), self.mss);
+        let Some(prr) = self.prr.as_mut() else { return };
+        let mut cwnd = None;
+        if dupack {
+            cwnd = prr
+                .on_ack_ns3(delivered, true, false, pipe, ssthresh, mss)
+                .or(cwnd);
+        }
+        if partial && delivered >= mss {
+            cwnd = prr
+                .on_ack_ns3(delivered, false, false, pipe, ssthresh, mss)
+                .or(cwnd);
+        }
+        if let Some(cwnd) = cwnd {
             self.cc.set_window(cwnd);
         }
     }
@@ -323,6 +355,7 @@ impl TcpAgent {
     fn on_new_ack(&mut self, net: &mut dyn Net, ack: u64, seg: &TcpRepr<'_>) {
         let acked = ack - self.snd_una;
         let info = self.board.ack_to(ack);
+        self.reno_sacks_acked(acked);
         let buf_end = self.buf_seq + self.send_buf.len() as u64;
         let new_buf_seq = ack.clamp(self.buf_seq, buf_end);
         self.send_buf.consume((new_buf_seq - self.buf_seq) as usize);
@@ -339,12 +372,24 @@ impl TcpAgent {
         }
         let partial = self.recovery.is_some_and(|point| ack < point);
         match self.recovery {
-            Some(point) if ack >= point => self.exit_recovery(),
-            Some(_) => self.partial_ack(net, acked, seg.options.eln),
+            Some(point) if ack >= point => {
+                self.exit_recovery();
+                if self.cfg.rules.newreno_exit_at_ssthresh
+                    && self.recovery_kind() == Recovery::NewReno
+                {
+                    let flight = self.flight();
+                    self.cc
+                        .on_ack(net.now(), acked, rtt.or(self.rtt.srtt()), flight);
+                }
+            }
+            Some(_) => self.partial_ack(net, acked, seg.options.eln, info.retransmitted_acked),
             None => {
                 let flight = self.flight();
-                self.cc
-                    .on_ack(net.now(), acked, rtt.or(self.rtt.srtt()), flight);
+                let counted = self.growth_credit(ack, acked);
+                if counted > 0 {
+                    self.cc
+                        .on_ack(net.now(), counted, rtt.or(self.rtt.srtt()), flight);
+                }
             }
         }
         self.dupacks = 0;
@@ -356,6 +401,26 @@ impl TcpAgent {
         }
         if self.fin_seq.is_some_and(|fin| ack > fin) {
             self.our_fin_acked(net);
+        }
+    }
+
+    /// Bytes an ACK outside recovery counts towards window growth: all it
+    /// acknowledges, except that under `loss_exit_counts_beyond_recover`
+    /// the ACK that ends a timeout's go-back-N (crossing the recovery
+    /// point) counts only whole segments beyond that point (ns-3's
+    /// `ProcessAck` leaving CA_LOSS: `segsAcked = (ackNumber − m_recover) /
+    /// segmentSize`).
+    fn growth_credit(&self, ack: u64, acked: u64) -> u64 {
+        match self.recover {
+            Some(r)
+                if self.cfg.rules.loss_exit_counts_beyond_recover
+                    && ack - acked < r
+                    && ack >= r =>
+            {
+                let beyond = ack - r;
+                beyond - beyond % self.mss
+            }
+            _ => acked,
         }
     }
 
@@ -392,6 +457,9 @@ impl TcpAgent {
         self.dupacks += 1;
         self.dupacks_since_retransmit += 1;
         let eln = eln && matches!(self.recovery_kind(), Recovery::Reno | Recovery::NewReno);
+        if self.reno_sack_on() && self.reno_sack_dupack() {
+            return;
+        }
         if self.recovery.is_some() {
             if matches!(self.recovery_kind(), Recovery::Reno | Recovery::NewReno) {
                 // RFC 5681 §3.2 step 4: each dupack means a segment left.
@@ -449,6 +517,7 @@ impl TcpAgent {
                 self.cc.set_window(self.mss);
                 self.board.mark_all_lost();
             }
+            Recovery::NewReno if self.reno_sack_on() => self.reno_sack_enter_recovery(net),
             Recovery::Reno | Recovery::NewReno => {
                 self.recovery = Some(self.snd_max);
                 self.cc.set_window(ssthresh + 3 * self.mss);
@@ -458,7 +527,13 @@ impl TcpAgent {
                 self.recovery = Some(self.snd_max);
                 self.cc.set_window(ssthresh);
                 if self.cfg.rules.prr {
-                    self.prr = Some(Prr::start(self.flight()));
+                    // ns-3.44's RecoverFS is the pipe (`tcb->m_bytesInFlight`).
+                    let recover_fs = if self.cfg.rules.ns3_prr {
+                        self.board.pipe()
+                    } else {
+                        self.flight()
+                    };
+                    self.prr = Some(Prr::start(recover_fs));
                 }
                 // RACK may start a recovery for a loss above the head.
                 if !self.rack_tlp_on() || self.board.head_lost() {
@@ -469,14 +544,20 @@ impl TcpAgent {
     }
 
     /// What a loss halves into ssthresh, by the profile's rule. Without
-    /// SACK the pipe counts each dupack as a segment that left, plus the
-    /// one about to be resent (ns-3's `BytesInFlight() + segmentSize`).
+    /// SACK the pipe counts each dupack as a segment that left and the
+    /// head as lost, plus the one about to be resent: ns-3's
+    /// `EnterRecovery` calls `AddRenoSack` and `MarkHeadAsLost` before
+    /// `BytesInFlight() + segmentSize`, so the head and the resend cancel.
     pub(crate) fn loss_base(&self) -> u64 {
         let pipe = if self.uses_sack() {
             self.board.pipe()
         } else {
-            let left = self.dupacks as u64 * self.mss;
-            self.board.pipe().saturating_sub(left) + self.mss
+            let dupacked = if self.reno_sack_on() {
+                self.reno_sacked
+            } else {
+                self.dupacks as u64
+            };
+            self.board.pipe().saturating_sub(dupacked * self.mss)
         };
         let cwnd = self.cc.window();
         self.cfg
@@ -486,7 +567,7 @@ impl TcpAgent {
     }
 
     /// An ACK that advances snd_una but not past the recovery point.
-    fn partial_ack(&mut self, net: &mut dyn Net, acked: u64, eln: bool) {
+    fn partial_ack(&mut self, net: &mut dyn Net, acked: u64, eln: bool, safe: bool) {
         match self.recovery_kind() {
             Recovery::Reno => {
                 // Reno leaves recovery on any new ACK (RFC 5681 §3.2 step 6).
@@ -494,6 +575,9 @@ impl TcpAgent {
             }
             Recovery::NewReno if self.eln_cut_on_partial_ack(net, eln) => {
                 self.retransmit_head(net);
+            }
+            Recovery::NewReno if self.reno_sack_on() => {
+                self.reno_sack_partial_ack(net, acked, safe);
             }
             Recovery::NewReno => {
                 // RFC 6582 §3.2 step 5: resend the next hole, partially deflate.
@@ -517,6 +601,7 @@ impl TcpAgent {
         let ssthresh = self.cc.ssthresh();
         let cwnd = match self.recovery_kind() {
             // RFC 6582 §3.2 step 6, option (1): avoid a burst.
+            Recovery::NewReno if self.cfg.rules.newreno_exit_at_ssthresh => ssthresh,
             Recovery::NewReno => ssthresh.min(self.flight().max(self.mss) + self.mss),
             _ => ssthresh,
         };
@@ -544,6 +629,7 @@ impl TcpAgent {
             self.cc.on_timeout(net.now(), base);
         }
         self.prr = None;
+        self.reno_sacked = 0;
         self.recovery = None;
         self.eln_cwnd = None;
         self.rack_tlp_on_timeout();
@@ -561,7 +647,7 @@ impl TcpAgent {
         self.cfg
             .rules
             .ssthresh_base
-            .pick(self.flight(), self.board.pipe(), cwnd, self.peer_wnd)
+            .pick(self.flight(), self.send_pipe(), cwnd, self.peer_wnd)
     }
 
     /// Whether new data waits only for the peer's window to open.
