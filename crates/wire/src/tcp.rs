@@ -380,22 +380,34 @@ impl TcpOptions {
     /// How many SACK blocks fit beside the other options: 4 alone, 3 with
     /// timestamps (2 with timestamps and ELN).
     pub fn max_sack_blocks(&self) -> usize {
-        let room = MAX_OPTIONS_LEN.saturating_sub(self.fixed_len());
+        Self::sack_room(self.fixed_len())
+    }
+
+    /// SACK blocks that fit beside `fixed` bytes of other options.
+    fn sack_room(fixed: usize) -> usize {
+        let room = MAX_OPTIONS_LEN.saturating_sub(fixed);
         (room.saturating_sub(SACK_BASE_LEN) / SACK_BLOCK_LEN).min(MAX_SACK_BLOCKS)
     }
 
     /// SACK blocks actually emitted: those beyond the option space are left out.
     fn emitted_sack_blocks(&self) -> usize {
-        self.sack_blocks.len().min(self.max_sack_blocks())
+        // Most segments carry none: skip measuring the other options.
+        match self.sack_blocks.len() {
+            0 => 0,
+            n => n.min(self.max_sack_blocks()),
+        }
     }
 
-    /// Emitted option bytes (a multiple of 4, at most 40).
+    /// Emitted option bytes (a multiple of 4, at most 40). Every segment
+    /// sent asks (twice: to size the buffer, then to write the header), so
+    /// the other options are measured once here.
     pub fn len(&self) -> usize {
-        let sack = match self.emitted_sack_blocks() {
+        let fixed = self.fixed_len();
+        let sack = match self.sack_blocks.len().min(Self::sack_room(fixed)) {
             0 => 0,
             n => SACK_BASE_LEN + n * SACK_BLOCK_LEN,
         };
-        (self.fixed_len() + sack).min(MAX_OPTIONS_LEN)
+        (fixed + sack).min(MAX_OPTIONS_LEN)
     }
 
     pub fn is_empty(&self) -> bool {
