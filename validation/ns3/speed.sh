@@ -12,6 +12,7 @@
 # Usage: nice -n 10 validation/ns3/speed.sh [PAIRS] [JOULENET]
 #   JOULENET: the joulenet binary (default target/debug/joulenet, the
 #   optimised dev profile, built here)
+#   SCENARIOS="p2p" (environment): only these scenarios (default both)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -21,10 +22,14 @@ if [ -z "$jn" ]; then
     (cd "$root" && cargo build -q -p joulenet)
     jn="$root/target/debug/joulenet"
 fi
-"$here/build.sh"
-python3 - "$pairs" "$jn" "$here" <<'PY'
+progs=""
+for s in ${SCENARIOS:-p2p chain}; do
+    case $s in p2p) progs+=" p2p-tcp" ;; chain) progs+=" wifi-chain" ;; esac
+done
+"$here/build.sh" $progs
+python3 - "$pairs" "$jn" "$here" "${SCENARIOS:-p2p chain}" <<'PY'
 import statistics, subprocess, sys, time
-pairs, jn, here = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+pairs, jn, here, chosen = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4].split()
 scenarios = {
     "p2p": (
         [f"{here}/bin/p2p-tcp", "--loss=0.01", "--lossReverse=0", "--delay=50ms",
@@ -53,6 +58,8 @@ def jn_completion(out):
     return float(lines[1].split(",")[head.index("completion_time_s")])
 
 for name, (ns3, ours) in scenarios.items():
+    if name not in chosen:
+        continue
     timed(ns3); timed(ours)  # warm-up: page cache, shared libraries
     a, b, ratio = [], [], []
     for _ in range(pairs):
