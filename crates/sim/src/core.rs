@@ -9,7 +9,7 @@ use joulenet_channel::radio::{FrameRole, RadioLedger};
 use joulenet_proto::{Addr, Duration, NodeId, RadioMode, Time};
 
 use crate::app::DelayLog;
-use crate::event::{AgentIndex, Event, EventQueue};
+use crate::event::{AgentIndex, Event, EventQueue, Slot};
 use crate::frame::Frame;
 use crate::link::{Exchange, LinkIndex, Transmitter};
 use crate::pcap::Capture;
@@ -607,26 +607,32 @@ impl Core {
     }
 
     /// The oldest frame in flight on `l` arrives now. Returns it if the
-    /// receiving node can take it.
-    pub fn arrival(&mut self, l: LinkIndex) -> Option<Frame> {
+    /// receiving node can take it, and the place in the order of events of
+    /// the next frame's arrival if one is in flight: the caller queues
+    /// `Event::Arrival(l)` there, or handles it directly when it is next
+    /// (`Simulation::arrivals`).
+    pub fn arrival(&mut self, l: LinkIndex) -> (Option<Frame>, Option<Slot>) {
         let link = &mut self.links[l as usize];
-        let (at, frame) = link.in_flight.pop_front()?;
+        let Some((at, frame)) = link.in_flight.pop_front() else {
+            return (None, None);
+        };
         debug_assert_eq!(at, self.now);
-        if let Some(&(next, _)) = link.in_flight.front() {
-            self.queue.push(next, Event::Arrival(l));
-        }
+        let next = link
+            .in_flight
+            .front()
+            .map(|&(next, _)| self.queue.reserve(next));
         let (to, to_radio) = (link.to, link.to_radio);
         let listening = self.radio_usable(to_radio, self.now) && self.nodes[to as usize].alive();
         if !listening {
             self.links[l as usize].counters.frames_missed += 1;
             self.recycle(frame.packet);
-            return None;
+            return (None, next);
         }
         self.links[l as usize].counters.frames_delivered += 1;
         if let Some(c) = self.capture.as_mut() {
             c.record(self.now, to, l, &frame);
         }
-        Some(frame)
+        (Some(frame), next)
     }
 
     /// Bring every radio's energy integration up to now.

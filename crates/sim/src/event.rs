@@ -56,6 +56,18 @@ impl Entry {
     }
 }
 
+/// A reserved place in the order of events: [`EventQueue::reserve`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Slot {
+    key: u128,
+}
+
+impl Slot {
+    pub fn time(self) -> Time {
+        Time((self.key >> 64) as u64)
+    }
+}
+
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
@@ -109,6 +121,42 @@ impl EventQueue {
         Some((time, e.event))
     }
 
+    /// Take the place in the order of events that `push(time, …)` would
+    /// give now, for an event that may be handled without being queued
+    /// (the next frame in flight on a link, `Simulation::arrivals`).
+    pub fn reserve(&mut self, time: Time) -> Slot {
+        debug_assert!(time >= self.last_popped, "event reserved in the past");
+        let time = time.max(self.last_popped);
+        let key = (time.0 as u128) << 64 | self.next_seq as u128;
+        self.next_seq += 1;
+        Slot { key }
+    }
+
+    /// Queue `event` at its reserved place: it is ordered exactly as if it
+    /// had been pushed when the place was reserved.
+    pub fn push_reserved(&mut self, slot: Slot, event: Event) {
+        self.heap.push(Entry {
+            key: slot.key,
+            event,
+        });
+    }
+
+    /// True if nothing queued comes before `slot`: it would be popped next.
+    pub fn is_next(&self, slot: Slot) -> bool {
+        self.heap.peek().is_none_or(|e| slot.key < e.key)
+    }
+
+    /// Handle the event of `slot` without queueing it (it must be next):
+    /// counted and timed as a pop. Returns its time.
+    pub fn take(&mut self, slot: Slot) -> Time {
+        debug_assert!(self.is_next(slot));
+        let time = slot.time();
+        assert!(time >= self.last_popped, "time ran backwards");
+        self.last_popped = time;
+        self.popped += 1;
+        time
+    }
+
     pub fn peek_time(&self) -> Option<Time> {
         self.heap.peek().map(Entry::time)
     }
@@ -151,5 +199,43 @@ mod tests {
             ]
         );
         assert_eq!(q.popped(), 5);
+    }
+
+    /// The pops of a queue where event `b` was pushed at `reserved_at`'s
+    /// turn, against one where its place was reserved then and it was
+    /// pushed later or taken directly when next.
+    #[test]
+    fn a_reserved_event_keeps_the_place_it_was_given() {
+        let reference = {
+            let mut q = EventQueue::new();
+            q.push(Time(5), Event::Sample);
+            q.push(Time(5), Event::Arrival(9)); // the reserved one
+            q.push(Time(5), Event::Arrival(1));
+            q.push(Time(2), Event::Stop);
+            std::iter::from_fn(|| q.pop()).collect::<Vec<_>>()
+        };
+        let mut q = EventQueue::new();
+        q.push(Time(5), Event::Sample);
+        let slot = q.reserve(Time(5));
+        q.push(Time(5), Event::Arrival(1));
+        q.push(Time(2), Event::Stop);
+        assert!(!q.is_next(slot), "earlier events come first");
+        q.push_reserved(slot, Event::Arrival(9));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, reference);
+        // Taken directly when nothing comes before it, counted as a pop.
+        let mut q = EventQueue::new();
+        q.push(Time(9), Event::Stop);
+        let slot = q.reserve(Time(7));
+        q.push(Time(7), Event::Sample); // same instant, pushed later: after it
+        assert!(q.is_next(slot));
+        assert_eq!(q.take(slot), Time(7));
+        assert_eq!(q.popped(), 1);
+        assert_eq!(q.pop(), Some((Time(7), Event::Sample)));
+        // An event of the same instant pushed before the reservation wins.
+        let mut q = EventQueue::new();
+        q.push(Time(7), Event::Sample);
+        let slot = q.reserve(Time(7));
+        assert!(!q.is_next(slot));
     }
 }

@@ -380,22 +380,34 @@ impl TcpOptions {
     /// How many SACK blocks fit beside the other options: 4 alone, 3 with
     /// timestamps (2 with timestamps and ELN).
     pub fn max_sack_blocks(&self) -> usize {
-        let room = MAX_OPTIONS_LEN.saturating_sub(self.fixed_len());
+        Self::sack_room(self.fixed_len())
+    }
+
+    /// SACK blocks that fit beside `fixed` bytes of other options.
+    fn sack_room(fixed: usize) -> usize {
+        let room = MAX_OPTIONS_LEN.saturating_sub(fixed);
         (room.saturating_sub(SACK_BASE_LEN) / SACK_BLOCK_LEN).min(MAX_SACK_BLOCKS)
     }
 
     /// SACK blocks actually emitted: those beyond the option space are left out.
     fn emitted_sack_blocks(&self) -> usize {
-        self.sack_blocks.len().min(self.max_sack_blocks())
+        // Most segments carry none: skip measuring the other options.
+        match self.sack_blocks.len() {
+            0 => 0,
+            n => n.min(self.max_sack_blocks()),
+        }
     }
 
-    /// Emitted option bytes (a multiple of 4, at most 40).
+    /// Emitted option bytes (a multiple of 4, at most 40). Every segment
+    /// sent asks (twice: to size the buffer, then to write the header), so
+    /// the other options are measured once here.
     pub fn len(&self) -> usize {
-        let sack = match self.emitted_sack_blocks() {
+        let fixed = self.fixed_len();
+        let sack = match self.sack_blocks.len().min(Self::sack_room(fixed)) {
             0 => 0,
             n => SACK_BASE_LEN + n * SACK_BLOCK_LEN,
         };
-        (self.fixed_len() + sack).min(MAX_OPTIONS_LEN)
+        (fixed + sack).min(MAX_OPTIONS_LEN)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -536,14 +548,19 @@ impl<'a> TcpRepr<'a> {
         packet.check_len()?;
         let bytes: &'a [u8] = packet.buffer.as_ref();
         let header_len = packet.header_len() as usize;
-        let bits = packet.flags();
+        // Every segment received is parsed: the fixed header is read as
+        // one array, so no field needs a bounds check of its own.
+        let h: &[u8; HEADER_LEN] = bytes.first_chunk().ok_or(Error::Truncated)?;
+        let u16_at = |i: usize| u16::from_be_bytes([h[i], h[i + 1]]);
+        let u32_at = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+        let bits = h[field::FLAGS];
         Ok(TcpRepr {
-            src_port: packet.src_port(),
-            dst_port: packet.dst_port(),
-            seq: packet.seq_number(),
-            ack: (bits & flag::ACK != 0).then(|| packet.ack_number()),
+            src_port: u16_at(field::SRC_PORT.start),
+            dst_port: u16_at(field::DST_PORT.start),
+            seq: u32_at(field::SEQ.start),
+            ack: (bits & flag::ACK != 0).then(|| u32_at(field::ACK.start)),
             flags: TcpFlags::from_bits(bits),
-            window: packet.window_len(),
+            window: u16_at(field::WINDOW.start),
             options: TcpOptions::parse(&bytes[HEADER_LEN..header_len])?,
             payload: &bytes[header_len..],
         })
@@ -563,19 +580,23 @@ impl<'a> TcpRepr<'a> {
     /// and the packet view is over exactly the bytes to send. The checksum
     /// field is written as 0.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut TcpPacket<T>) {
-        packet.set_src_port(self.src_port);
-        packet.set_dst_port(self.dst_port);
-        packet.set_seq_number(self.seq);
-        packet.set_ack_number(self.ack.unwrap_or(0));
-        packet.set_header_len(self.header_len() as u8);
+        let header_len = self.header_len();
         let ack = if self.ack.is_some() { flag::ACK } else { 0 };
-        packet.set_flags(self.flags.bits() | ack);
-        packet.set_window_len(self.window);
-        packet.set_checksum(0);
-        packet.set_urgent_at(0);
-        self.options.emit(packet.options_mut());
-        let payload = packet.payload_mut();
-        payload[..self.payload.len()].copy_from_slice(self.payload);
+        // Every segment sent is written here: the fixed header is built as
+        // one array and stored at once instead of field by field, each
+        // with its own bounds check. Checksum and urgent pointer stay 0.
+        let mut h = [0u8; HEADER_LEN];
+        h[field::SRC_PORT].copy_from_slice(&self.src_port.to_be_bytes());
+        h[field::DST_PORT].copy_from_slice(&self.dst_port.to_be_bytes());
+        h[field::SEQ].copy_from_slice(&self.seq.to_be_bytes());
+        h[field::ACK].copy_from_slice(&self.ack.unwrap_or(0).to_be_bytes());
+        h[field::DATA_OFFSET] = ((header_len / 4) as u8) << 4;
+        h[field::FLAGS] = self.flags.bits() | ack;
+        h[field::WINDOW].copy_from_slice(&self.window.to_be_bytes());
+        let buffer = packet.buffer.as_mut();
+        buffer[..HEADER_LEN].copy_from_slice(&h);
+        self.options.emit(&mut buffer[HEADER_LEN..header_len]);
+        buffer[header_len..header_len + self.payload.len()].copy_from_slice(self.payload);
     }
 
     /// Appends the segment to `out` (reusing its capacity).

@@ -48,6 +48,15 @@ impl TcpAgent {
         if !self.state.sends_data() {
             return;
         }
+        if self.nothing_to_send() {
+            // A receiver's ACK clock: every segment it gets lands here.
+            // What the loop below would do: the application is not read,
+            // the pacer is asked (it may arm its timer), no segment is
+            // chosen, no new data goes out.
+            self.pacing_holds(net);
+            self.update_persist(net);
+            return;
+        }
         let snd_max = self.snd_max;
         loop {
             self.fill_from_app(net);
@@ -60,6 +69,16 @@ impl TcpAgent {
             self.schedule_loss_probe(net);
         }
         self.update_persist(net);
+    }
+
+    /// Nothing is outstanding, buffered or about to be: the application
+    /// is not to be read (it said it has nothing now, or ever), and no FIN
+    /// waits. `send_one` would find nothing.
+    fn nothing_to_send(&self) -> bool {
+        self.app != AppState::Open
+            && self.unsent() == 0
+            && self.board.is_empty()
+            && !self.fin_ready()
     }
 
     /// Reads from the application only as far as the windows could use soon,
