@@ -1,13 +1,14 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence).
+//! The event queue, ordered by (time, insertion sequence): a calendar
+//! queue (`event/calendar.rs`) that pops in exactly a binary heap's order.
 //!
 //! Ties at the same nanosecond are broken by insertion order, so a run is a
 //! pure function of (scenario, seed). The queue asserts that time never runs
 //! backwards.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use joulenet_proto::Time;
+
+mod calendar;
+use calendar::Calendar;
 
 /// Index of an agent in the simulation.
 pub type AgentIndex = u32;
@@ -42,42 +43,9 @@ pub enum Event {
     Corrupted,
 }
 
-/// A queued event. `key` is (time << 64 | insertion sequence), so one integer
-/// comparison orders by time and breaks ties by insertion.
-#[derive(Copy, Clone, Debug)]
-struct Entry {
-    key: u128,
-    event: Event,
-}
-
-impl Entry {
-    fn time(&self) -> Time {
-        Time((self.key >> 64) as u64)
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
-}
-
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    next_seq: u64,
+    calendar: Calendar<Event>,
     last_popped: Time,
     popped: u64,
 }
@@ -95,30 +63,24 @@ impl EventQueue {
             self.last_popped
         );
         let time = time.max(self.last_popped);
-        let key = (time.0 as u128) << 64 | self.next_seq as u128;
-        self.heap.push(Entry { key, event });
-        self.next_seq += 1;
+        self.calendar.push(time.0, event);
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = self.heap.pop()?;
-        let time = e.time();
+        let (t, event) = self.calendar.pop()?;
+        let time = Time(t);
         assert!(time >= self.last_popped, "time ran backwards");
         self.last_popped = time;
         self.popped += 1;
-        Some((time, e.event))
-    }
-
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(Entry::time)
+        Some((time, event))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.calendar.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.calendar.is_empty()
     }
 
     /// Events handled so far.
