@@ -142,39 +142,48 @@ pub(super) struct Nbr {
 }
 
 /// One EDCA backoff entity (a single one, index 2, under plain DCF).
+/// `repr(C)`: the backoff state that every carrier-sense change reads
+/// (`Access::medium_idle`/`medium_busy`) comes first, in one cache line.
+#[repr(C)]
 pub(super) struct Ac {
-    pub(super) queue: VecDeque<Queued>,
-    pub(super) p: AcParams,
-    /// AIFS = SIFS + AIFSN slots.
-    pub(super) aifs: Duration,
     pub(super) backoff: Option<u32>,
-    pub(super) cw: u32,
+    pub(super) scheduled: bool,
     pub(super) retries: u8,
     pub(super) gen: u32,
-    pub(super) scheduled: bool,
+    pub(super) cw: u32,
     pub(super) access_at: Time,
     pub(super) countdown_start: Time,
+    /// AIFS = SIFS + AIFSN slots.
+    pub(super) aifs: Duration,
+    pub(super) queue: VecDeque<Queued>,
+    pub(super) p: AcParams,
 }
 
+/// `repr(C, align(64))`: at a thousand stations they no longer sit in
+/// cache, and carrier sense (`sensed_idle`, `update_sense`, `arrive`,
+/// `unsense`) touches each station a transmission reaches; the fields it
+/// reads come first, in the station's first cache line, then the backoff
+/// entities (whose hot fields lead), then the rest.
+#[repr(C, align(64))]
 pub(super) struct Station {
+    pub(super) nav: Time,
+    pub(super) idle_since: Time,
+    pub(super) busy: u32,
+    pub(super) intf: u32,
+    pub(super) locked: Option<u32>,
     pub(super) radio: u32,
-    pub(super) acs: [Ac; 4],
+    pub(super) sensing_idle: bool,
+    pub(super) tx_active: bool,
     /// In a frame exchange (transmitting or waiting for the answer) for
     /// access category `cur`, which started at `exchange_start`.
     pub(super) exchange: bool,
+    pub(super) eifs: bool,
+    pub(super) response: Option<Response>,
+    pub(super) acs: [Ac; 4],
     pub(super) cur: usize,
     pub(super) exchange_start: Time,
-    pub(super) busy: u32,
-    pub(super) intf: u32,
-    pub(super) nav: Time,
-    pub(super) idle_since: Time,
-    pub(super) sensing_idle: bool,
-    pub(super) eifs: bool,
-    pub(super) tx_active: bool,
-    pub(super) locked: Option<u32>,
     pub(super) waiting: Waiting,
     pub(super) tgen: u32,
-    pub(super) response: Option<Response>,
     pub(super) rgen: u32,
     pub(super) txop_start: Option<Time>,
     pub(super) next_seq: u16,
