@@ -43,6 +43,10 @@ pub enum Event {
     Corrupted,
 }
 
+/// Names a queued event for [`EventQueue::cancel`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EventKey(u128);
+
 #[derive(Debug, Default)]
 pub struct EventQueue {
     calendar: Calendar<Event>,
@@ -57,13 +61,24 @@ impl EventQueue {
 
     /// Schedule `event` at `time`, which must not be in the past.
     pub fn push(&mut self, time: Time, event: Event) {
+        self.push_keyed(time, event);
+    }
+
+    /// [`Self::push`], returning the key that can take it back.
+    pub fn push_keyed(&mut self, time: Time, event: Event) -> EventKey {
         debug_assert!(
             time >= self.last_popped,
             "event scheduled in the past: {time:?} < {:?}",
             self.last_popped
         );
         let time = time.max(self.last_popped);
-        self.calendar.push(time.0, event);
+        EventKey(self.calendar.push(time.0, event))
+    }
+
+    /// Take back an event that would do nothing when it came (a backoff
+    /// that froze): it is never popped or counted. It must still be queued.
+    pub fn cancel(&mut self, key: EventKey) {
+        self.calendar.cancel(key.0);
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {

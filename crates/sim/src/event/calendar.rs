@@ -20,6 +20,10 @@
 //! So while `near` is not empty its least key is the least of all, and the
 //! order is the heap's exactly: keys are unique and never compared across
 //! structures except through `near`.
+//!
+//! An item can be taken back before it is due ([`Calendar::cancel`]): from
+//! its slot or `far` at once (neither is ordered), or, if its slot is
+//! already open, by noting its key so that `pop` skips it.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -76,6 +80,8 @@ pub struct Calendar<T> {
     occupied: [u64; WORDS],
     in_wheel: usize,
     far: Vec<Entry<T>>,
+    /// Cancelled keys still in `near`, skipped when popped (a few at most).
+    cancelled: Vec<u128>,
     /// Emptied slots' storage, reused by the next slot to fill: the wheel
     /// holds about as much memory as the most events queued at once, not
     /// as every slot's busiest moment.
@@ -93,6 +99,7 @@ impl<T> Default for Calendar<T> {
             occupied: [0; WORDS],
             in_wheel: 0,
             far: Vec::new(),
+            cancelled: Vec::new(),
             spare: Vec::new(),
             horizon: 0,
             refill_at: SLOTS as u64,
@@ -103,14 +110,44 @@ impl<T> Default for Calendar<T> {
 
 impl<T> Calendar<T> {
     /// Queue `item` at `time` (ns), after every item already queued at
-    /// the same time.
-    pub fn push(&mut self, time: u64, item: T) {
-        let entry = Entry {
-            key: (time as u128) << 64 | self.next_seq as u128,
-            item,
-        };
+    /// the same time. The key names it for [`Calendar::cancel`].
+    pub fn push(&mut self, time: u64, item: T) -> u128 {
+        let key = (time as u128) << 64 | self.next_seq as u128;
         self.next_seq += 1;
-        self.place(entry);
+        self.place(Entry { key, item });
+        key
+    }
+
+    /// Take back the item pushed with `key`, which must still be queued
+    /// (not popped, not cancelled).
+    pub fn cancel(&mut self, key: u128) {
+        let slot = (key >> 64) as u64 >> SLOT_SHIFT;
+        if slot < self.horizon {
+            self.cancelled.push(key);
+            return;
+        }
+        // In its wheel slot, unless it was pushed beyond the wheel's span
+        // and still waits in `far`.
+        if slot < self.horizon + SLOTS as u64 {
+            let i = slot as usize % SLOTS;
+            let events = &mut self.wheel[i];
+            if let Some(at) = events.iter().position(|e| e.key == key) {
+                events.swap_remove(at);
+                self.in_wheel -= 1;
+                if events.is_empty() {
+                    self.occupied[i / 64] &= !(1 << (i % 64));
+                    let emptied = std::mem::take(events);
+                    self.spare.push(emptied);
+                }
+                return;
+            }
+        }
+        match self.far.iter().position(|e| e.key == key) {
+            Some(at) => {
+                self.far.swap_remove(at);
+            }
+            None => debug_assert!(false, "cancelled an item not queued"),
+        }
     }
 
     fn place(&mut self, entry: Entry<T>) {
@@ -135,15 +172,21 @@ impl<T> Calendar<T> {
 
     /// The earliest item and its time; ties in insertion order.
     pub fn pop(&mut self) -> Option<(u64, T)> {
-        if self.near.is_empty() {
-            self.open_next();
+        loop {
+            if self.near.is_empty() {
+                self.open_next();
+            }
+            let e = self.near.pop()?;
+            if let Some(at) = self.cancelled.iter().position(|&k| k == e.key) {
+                self.cancelled.swap_remove(at);
+                continue;
+            }
+            return Some((e.time(), e.item));
         }
-        let e = self.near.pop()?;
-        Some((e.time(), e.item))
     }
 
     pub fn len(&self) -> usize {
-        self.near.len() + self.in_wheel + self.far.len()
+        self.near.len() - self.cancelled.len() + self.in_wheel + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -225,10 +268,12 @@ mod tests {
     use proptest::prelude::*;
     use std::cmp::Reverse;
 
-    /// The queue this replaced: one heap of (time, sequence).
+    /// The queue this replaced: one heap of (time, sequence), whose
+    /// cancelled items were popped and ignored (stale) by their handler.
     #[derive(Default)]
     struct Reference {
         heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+        stale: std::collections::HashSet<u32>,
         seq: u64,
     }
 
@@ -238,7 +283,15 @@ mod tests {
             self.seq += 1;
         }
         fn pop(&mut self) -> Option<(u64, u32)> {
-            self.heap.pop().map(|Reverse((t, _, x))| (t, x))
+            loop {
+                let (t, x) = self.heap.pop().map(|Reverse((t, _, x))| (t, x))?;
+                if !self.stale.remove(&x) {
+                    return Some((t, x));
+                }
+            }
+        }
+        fn len(&self) -> usize {
+            self.heap.len() - self.stale.len()
         }
     }
 
@@ -263,11 +316,17 @@ mod tests {
     enum Op {
         Push(u64),
         Pop,
+        /// Cancel one of the queued items, chosen by this index.
+        Cancel(usize),
     }
 
     fn ops() -> impl Strategy<Value = Vec<Op>> {
         prop::collection::vec(
-            prop_oneof![3 => ahead().prop_map(Op::Push), 2 => Just(Op::Pop)],
+            prop_oneof![
+                3 => ahead().prop_map(Op::Push),
+                2 => Just(Op::Pop),
+                1 => any::<usize>().prop_map(Op::Cancel),
+            ],
             0..600,
         )
     }
@@ -276,23 +335,34 @@ mod tests {
         #[test]
         fn pops_in_exactly_the_heaps_order(ops in ops()) {
             let (mut cal, mut reference) = (Calendar::default(), Reference::default());
+            // Items queued and not cancelled, with their keys.
+            let mut queued: Vec<(u32, u128)> = Vec::new();
             let mut now = 0;
             for (n, op) in ops.into_iter().enumerate() {
                 match op {
                     Op::Push(d) => {
-                        cal.push(now + d, n as u32);
+                        let key = cal.push(now + d, n as u32);
                         reference.push(now + d, n as u32);
+                        queued.push((n as u32, key));
                     }
                     Op::Pop => {
                         let got = cal.pop();
                         prop_assert_eq!(got, reference.pop());
-                        if let Some((t, _)) = got {
+                        if let Some((t, x)) = got {
                             now = t;
+                            queued.retain(|q| q.0 != x);
                         }
                     }
+                    Op::Cancel(i) if !queued.is_empty() => {
+                        let (x, key) = queued.swap_remove(i % queued.len());
+                        cal.cancel(key);
+                        reference.stale.insert(x);
+                    }
+                    Op::Cancel(_) => {}
                 }
-                prop_assert_eq!(cal.len(), reference.heap.len());
+                prop_assert_eq!(cal.len(), reference.len());
             }
+            prop_assert_eq!(cal.len(), queued.len());
             while let Some(want) = reference.pop() {
                 prop_assert_eq!(cal.pop(), Some(want));
             }

@@ -41,7 +41,7 @@ use super::mac::{Cx, LinkCounts, Out};
 use super::phy::{self, AcParams, Phy};
 use super::{MediumEvent, MediumSpec, MediumStats, BROADCAST};
 use crate::core::Core;
-use crate::event::Event;
+use crate::event::{Event, EventKey};
 use crate::frame::Frame;
 use crate::rng::Streams;
 
@@ -57,8 +57,8 @@ pub trait Access: Sized {
     /// The medium as `s` senses it (carrier, NAV, own activity) turned
     /// idle at `core.now`.
     fn medium_idle(x: &mut Stations<Self>, core: &mut Core, s: usize);
-    /// ... or busy at `now`.
-    fn medium_busy(x: &mut Stations<Self>, now: Time, s: usize);
+    /// ... or busy.
+    fn medium_busy(x: &mut Stations<Self>, core: &mut Core, s: usize);
     /// `s`'s exchange of `ac` succeeded and another frame is queued: does
     /// it follow within the same transmit opportunity (begun at `start`)?
     fn txop_continues(x: &Stations<Self>, now: Time, s: usize, ac: usize, start: Time) -> bool;
@@ -149,6 +149,9 @@ pub(super) struct Ac {
     pub(super) backoff: Option<u32>,
     pub(super) scheduled: bool,
     pub(super) retries: u8,
+    /// The queued `Access` event while `scheduled`, taken back from the
+    /// queue when the backoff freezes.
+    pub(super) access_key: Option<EventKey>,
     pub(super) gen: u32,
     pub(super) cw: u32,
     pub(super) access_at: Time,
@@ -253,6 +256,7 @@ impl<A: Access> Stations<A> {
             retries: 0,
             gen: 0,
             scheduled: false,
+            access_key: None,
             access_at: Time::ZERO,
             countdown_start: Time::ZERO,
         };
@@ -447,6 +451,9 @@ impl<A: Access> Stations<A> {
             st.service.flushed(ac);
             a.backoff = None;
             a.scheduled = false;
+            if let Some(key) = a.access_key.take() {
+                cx.core.queue.cancel(key);
+            }
         }
         st.exchange = false;
         st.waiting = Waiting::Nothing;
@@ -500,7 +507,7 @@ impl<A: Access> Stations<A> {
             A::medium_idle(self, core, s);
         } else if !idle && st.sensing_idle {
             st.sensing_idle = false;
-            A::medium_busy(self, now, s);
+            A::medium_busy(self, core, s);
         }
     }
 
