@@ -248,12 +248,14 @@ impl Stations<Contention> {
         }
     }
 
-    /// A backoff of `ac` at `s` expired (stale if `gen` moved on).
+    /// A backoff of `ac` at `s` expired.
     fn access(&mut self, cx: &mut Cx<'_>, s: usize, ac: usize, gen: u32) {
         let now = cx.core.now;
         let st = &mut self.st[s];
         let a = &mut st.acs[ac];
         if gen != a.gen || !a.scheduled {
+            // A frozen backoff cancels its event: none is left to go stale.
+            debug_assert!(false, "stale Access event popped at {now:?}");
             return;
         }
         a.scheduled = false;
