@@ -1,13 +1,14 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence).
+//! The event queue, ordered by (time, insertion sequence): a calendar
+//! queue (`event/calendar.rs`) that pops in exactly a binary heap's order.
 //!
 //! Ties at the same nanosecond are broken by insertion order, so a run is a
 //! pure function of (scenario, seed). The queue asserts that time never runs
 //! backwards.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use joulenet_proto::Time;
+
+mod calendar;
+use calendar::Calendar;
 
 /// Index of an agent in the simulation.
 pub type AgentIndex = u32;
@@ -42,19 +43,9 @@ pub enum Event {
     Corrupted,
 }
 
-/// A queued event. `key` is (time << 64 | insertion sequence), so one integer
-/// comparison orders by time and breaks ties by insertion.
-#[derive(Copy, Clone, Debug)]
-struct Entry {
-    key: u128,
-    event: Event,
-}
-
-impl Entry {
-    fn time(&self) -> Time {
-        Time((self.key >> 64) as u64)
-    }
-}
+/// Names a queued event for [`EventQueue::cancel`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EventKey(u128);
 
 /// A reserved place in the order of events: [`EventQueue::reserve`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -68,28 +59,9 @@ impl Slot {
     }
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
-}
-
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    next_seq: u64,
+    calendar: Calendar<Event>,
     last_popped: Time,
     popped: u64,
 }
@@ -101,24 +73,33 @@ impl EventQueue {
 
     /// Schedule `event` at `time`, which must not be in the past.
     pub fn push(&mut self, time: Time, event: Event) {
+        self.push_keyed(time, event);
+    }
+
+    /// [`Self::push`], returning the key that can take it back.
+    pub fn push_keyed(&mut self, time: Time, event: Event) -> EventKey {
         debug_assert!(
             time >= self.last_popped,
             "event scheduled in the past: {time:?} < {:?}",
             self.last_popped
         );
         let time = time.max(self.last_popped);
-        let key = (time.0 as u128) << 64 | self.next_seq as u128;
-        self.heap.push(Entry { key, event });
-        self.next_seq += 1;
+        EventKey(self.calendar.push(time.0, event))
+    }
+
+    /// Take back an event that would do nothing when it came (a backoff
+    /// that froze): it is never popped or counted. It must still be queued.
+    pub fn cancel(&mut self, key: EventKey) {
+        self.calendar.cancel(key.0);
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = self.heap.pop()?;
-        let time = e.time();
+        let (t, event) = self.calendar.pop()?;
+        let time = Time(t);
         assert!(time >= self.last_popped, "time ran backwards");
         self.last_popped = time;
         self.popped += 1;
-        Some((time, e.event))
+        Some((time, event))
     }
 
     /// Take the place in the order of events that `push(time, …)` would
@@ -127,23 +108,21 @@ impl EventQueue {
     pub fn reserve(&mut self, time: Time) -> Slot {
         debug_assert!(time >= self.last_popped, "event reserved in the past");
         let time = time.max(self.last_popped);
-        let key = (time.0 as u128) << 64 | self.next_seq as u128;
-        self.next_seq += 1;
-        Slot { key }
+        Slot {
+            key: self.calendar.reserve(time.0),
+        }
     }
 
     /// Queue `event` at its reserved place: it is ordered exactly as if it
     /// had been pushed when the place was reserved.
     pub fn push_reserved(&mut self, slot: Slot, event: Event) {
-        self.heap.push(Entry {
-            key: slot.key,
-            event,
-        });
+        self.calendar.push_at(slot.key, event);
     }
 
     /// True if nothing queued comes before `slot`: it would be popped next.
-    pub fn is_next(&self, slot: Slot) -> bool {
-        self.heap.peek().is_none_or(|e| slot.key < e.key)
+    /// (Mutable because the calendar may open its next slot to know.)
+    pub fn is_next(&mut self, slot: Slot) -> bool {
+        self.calendar.least_key().is_none_or(|k| slot.key < k)
     }
 
     /// Handle the event of `slot` without queueing it (it must be next):
@@ -157,16 +136,12 @@ impl EventQueue {
         time
     }
 
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(Entry::time)
-    }
-
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.calendar.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.calendar.is_empty()
     }
 
     /// Events handled so far.
@@ -200,7 +175,6 @@ mod tests {
         );
         assert_eq!(q.popped(), 5);
     }
-
     /// The pops of a queue where event `b` was pushed at `reserved_at`'s
     /// turn, against one where its place was reserved then and it was
     /// pushed later or taken directly when next.

@@ -53,8 +53,8 @@ impl Access for Contention {
     }
 
     #[inline(always)]
-    fn medium_busy(x: &mut Dcf, now: Time, s: usize) {
-        x.freeze(now, s);
+    fn medium_busy(x: &mut Dcf, core: &mut Core, s: usize) {
+        x.freeze(core, s);
     }
 
     /// The next frame fits in the TXOP (the category's limit, else the
@@ -103,6 +103,9 @@ impl Access for Contention {
         }
         a.scheduled = false;
         a.gen = a.gen.wrapping_add(1);
+        if let Some(key) = a.access_key.take() {
+            cx.core.queue.cancel(key);
+        }
         let b = x.draw(s, ac);
         x.st[s].acs[ac].backoff = Some(b);
         x.schedule(cx.core, s, ac);
@@ -208,19 +211,23 @@ impl Stations<Contention> {
         a.access_at = start + slot.saturating_mul(backoff as u64);
         a.scheduled = true;
         a.gen = a.gen.wrapping_add(1);
-        core.queue.push(
+        a.access_key = Some(core.queue.push_keyed(
             a.access_at,
             Event::Medium(MediumEvent::Access {
                 node: s as u32,
                 ac: ac as u8,
                 gen: a.gen,
             }),
-        );
+        ));
     }
 
     /// The medium turned busy for `s`: count the idle slots that passed.
+    /// The frozen backoff's `Access` event is taken back from the queue:
+    /// at a thousand contending stations nine in ten of these events used
+    /// to be popped only to be found stale.
     #[inline(always)]
-    fn freeze(&mut self, now: Time, s: usize) {
+    fn freeze(&mut self, core: &mut Core, s: usize) {
+        let now = core.now;
         let slot = self.slot.0.max(1);
         for a in &mut self.st[s].acs {
             if !a.scheduled || a.access_at == now {
@@ -234,18 +241,24 @@ impl Stations<Contention> {
             }
             a.scheduled = false;
             a.gen = a.gen.wrapping_add(1);
+            if let Some(key) = a.access_key.take() {
+                core.queue.cancel(key);
+            }
         }
     }
 
-    /// A backoff of `ac` at `s` expired (stale if `gen` moved on).
+    /// A backoff of `ac` at `s` expired.
     fn access(&mut self, cx: &mut Cx<'_>, s: usize, ac: usize, gen: u32) {
         let now = cx.core.now;
         let st = &mut self.st[s];
         let a = &mut st.acs[ac];
         if gen != a.gen || !a.scheduled {
+            // A frozen backoff cancels its event: none is left to go stale.
+            debug_assert!(false, "stale Access event popped at {now:?}");
             return;
         }
         a.scheduled = false;
+        a.access_key = None;
         // Another category of this station won the same slot: an internal
         // collision, which the loser treats as a failed attempt.
         let higher_wins = st.acs[..ac]

@@ -83,7 +83,8 @@ pub enum MediumEvent {
         node: u32,
         flags: u8,
     },
-    /// A station's backoff expires (stale if `gen` moved on).
+    /// A station's backoff expires (a frozen backoff cancels it; `gen`
+    /// checks that none is stale).
     Access {
         node: u32,
         ac: u8,

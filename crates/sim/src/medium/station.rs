@@ -41,7 +41,7 @@ use super::mac::{Cx, LinkCounts, Out};
 use super::phy::{self, AcParams, Phy};
 use super::{MediumEvent, MediumSpec, MediumStats, BROADCAST};
 use crate::core::Core;
-use crate::event::Event;
+use crate::event::{Event, EventKey};
 use crate::frame::Frame;
 use crate::rng::Streams;
 
@@ -57,8 +57,8 @@ pub trait Access: Sized {
     /// The medium as `s` senses it (carrier, NAV, own activity) turned
     /// idle at `core.now`.
     fn medium_idle(x: &mut Stations<Self>, core: &mut Core, s: usize);
-    /// ... or busy at `now`.
-    fn medium_busy(x: &mut Stations<Self>, now: Time, s: usize);
+    /// ... or busy.
+    fn medium_busy(x: &mut Stations<Self>, core: &mut Core, s: usize);
     /// `s`'s exchange of `ac` succeeded and another frame is queued: does
     /// it follow within the same transmit opportunity (begun at `start`)?
     fn txop_continues(x: &Stations<Self>, now: Time, s: usize, ac: usize, start: Time) -> bool;
@@ -147,39 +147,51 @@ pub(super) struct Nbr {
 }
 
 /// One EDCA backoff entity (a single one, index 2, under plain DCF).
+/// `repr(C)`: the backoff state that every carrier-sense change reads
+/// (`Access::medium_idle`/`medium_busy`) comes first, in one cache line.
+#[repr(C)]
 pub(super) struct Ac {
-    pub(super) queue: VecDeque<Queued>,
-    pub(super) p: AcParams,
-    /// AIFS = SIFS + AIFSN slots.
-    pub(super) aifs: Duration,
     pub(super) backoff: Option<u32>,
-    pub(super) cw: u32,
-    pub(super) retries: u8,
-    pub(super) gen: u32,
     pub(super) scheduled: bool,
+    pub(super) retries: u8,
+    /// The queued `Access` event while `scheduled`, taken back from the
+    /// queue when the backoff freezes.
+    pub(super) access_key: Option<EventKey>,
+    pub(super) gen: u32,
+    pub(super) cw: u32,
     pub(super) access_at: Time,
     pub(super) countdown_start: Time,
+    /// AIFS = SIFS + AIFSN slots.
+    pub(super) aifs: Duration,
+    pub(super) queue: VecDeque<Queued>,
+    pub(super) p: AcParams,
 }
 
+/// `repr(C, align(64))`: at a thousand stations they no longer sit in
+/// cache, and carrier sense (`sensed_idle`, `update_sense`, `arrive`,
+/// `unsense`) touches each station a transmission reaches; the fields it
+/// reads come first, in the station's first cache line, then the backoff
+/// entities (whose hot fields lead), then the rest.
+#[repr(C, align(64))]
 pub(super) struct Station {
+    pub(super) nav: Time,
+    pub(super) idle_since: Time,
+    pub(super) busy: u32,
+    pub(super) intf: u32,
+    pub(super) locked: Option<u32>,
     pub(super) radio: u32,
-    pub(super) acs: [Ac; 4],
+    pub(super) sensing_idle: bool,
+    pub(super) tx_active: bool,
     /// In a frame exchange (transmitting or waiting for the answer) for
     /// access category `cur`, which started at `exchange_start`.
     pub(super) exchange: bool,
+    pub(super) eifs: bool,
+    pub(super) response: Option<Response>,
+    pub(super) acs: [Ac; 4],
     pub(super) cur: usize,
     pub(super) exchange_start: Time,
-    pub(super) busy: u32,
-    pub(super) intf: u32,
-    pub(super) nav: Time,
-    pub(super) idle_since: Time,
-    pub(super) sensing_idle: bool,
-    pub(super) eifs: bool,
-    pub(super) tx_active: bool,
-    pub(super) locked: Option<u32>,
     pub(super) waiting: Waiting,
     pub(super) tgen: u32,
-    pub(super) response: Option<Response>,
     pub(super) rgen: u32,
     pub(super) txop_start: Option<Time>,
     pub(super) next_seq: u16,
@@ -254,6 +266,7 @@ impl<A: Access> Stations<A> {
             retries: 0,
             gen: 0,
             scheduled: false,
+            access_key: None,
             access_at: Time::ZERO,
             countdown_start: Time::ZERO,
         };
@@ -459,6 +472,9 @@ impl<A: Access> Stations<A> {
             st.service.flushed(ac);
             a.backoff = None;
             a.scheduled = false;
+            if let Some(key) = a.access_key.take() {
+                cx.core.queue.cancel(key);
+            }
         }
         st.exchange = false;
         st.waiting = Waiting::Nothing;
@@ -512,7 +528,7 @@ impl<A: Access> Stations<A> {
             A::medium_idle(self, core, s);
         } else if !idle && st.sensing_idle {
             st.sensing_idle = false;
-            A::medium_busy(self, now, s);
+            A::medium_busy(self, core, s);
         }
     }
 

@@ -185,7 +185,7 @@ impl Access for Slots {
     #[inline]
     fn medium_idle(_: &mut Stations<Slots>, _: &mut Core, _: usize) {}
     #[inline]
-    fn medium_busy(_: &mut Stations<Slots>, _: Time, _: usize) {}
+    fn medium_busy(_: &mut Stations<Slots>, _: &mut Core, _: usize) {}
     /// One frame per slot.
     #[inline]
     fn txop_continues(_: &Stations<Slots>, _: Time, _: usize, _: usize, _: Time) -> bool {
