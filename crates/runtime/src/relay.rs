@@ -209,15 +209,25 @@ impl RelayReport {
     }
 }
 
+/// A packet a relay agent sent, waiting for the callback to end.
+struct Outgoing {
+    from: Addr,
+    to: Addr,
+    packet: Vec<u8>,
+    attempts: Option<u8>,
+    /// The neighbour it goes to, whatever the route toward `to`
+    /// ([`Net::send_link_local`]).
+    via: Option<NodeId>,
+}
+
 /// The `Net` of the relay agents of one node.
 pub struct RelayNet {
     start: Instant,
     now: Time,
     local: Addr,
     routes: RouteTable,
-    /// (from, to, packet, link attempts) the agents sent in the current
-    /// callback.
-    outbox: Vec<(Addr, Addr, Vec<u8>, Option<u8>)>,
+    /// What the agents sent in the current callback.
+    outbox: Vec<Outgoing>,
     outbox_dropped: u64,
     previous_hop: Option<NodeId>,
     rng: Pcg64Mcg,
@@ -248,6 +258,27 @@ impl RelayNet {
             links: HashMap::new(),
             hops: HashMap::new(),
         }
+    }
+
+    fn push_out(
+        &mut self,
+        from: Addr,
+        to: Addr,
+        packet: Vec<u8>,
+        opts: TxOpts,
+        via: Option<NodeId>,
+    ) {
+        if self.outbox.len() >= MAX_OUTBOX {
+            self.outbox_dropped += 1;
+            return;
+        }
+        self.outbox.push(Outgoing {
+            from,
+            to,
+            packet,
+            attempts: opts.link_attempts,
+            via,
+        });
     }
 
     /// Learns the hops to `node` from a datagram it sent.
@@ -285,11 +316,19 @@ impl Net for RelayNet {
         self.send_as(from, to, packet, opts)
     }
     fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
-        if self.outbox.len() >= MAX_OUTBOX {
-            self.outbox_dropped += 1;
-            return;
-        }
-        self.outbox.push((from, to, packet, opts.link_attempts));
+        self.push_out(from, to, packet, opts, None);
+    }
+    /// To the neighbour's UDP address: the route table's for a relay, the
+    /// learned one for an endpoint ([`Relay::neighbour_addr`]).
+    fn send_link_local(
+        &mut self,
+        via: NodeId,
+        from: Addr,
+        to: Addr,
+        packet: Vec<u8>,
+        opts: TxOpts,
+    ) {
+        self.push_out(from, to, packet, opts, Some(via));
     }
     fn previous_hop(&self) -> Option<NodeId> {
         self.previous_hop
@@ -498,6 +537,17 @@ impl Relay {
         }
     }
 
+    /// The UDP address of neighbour `node`: the one the route table names
+    /// it by ([`RouteTable::neighbour`]'s reverse), else the address an
+    /// endpoint of that node was heard from.
+    fn neighbour_addr(&self, node: NodeId) -> Option<SocketAddr> {
+        self.routes
+            .neighbours()
+            .find(|(n, _)| *n == node)
+            .map(|(_, a)| a)
+            .or_else(|| self.learned.get(&node).copied())
+    }
+
     /// Where a datagram for `node` goes next: a learned endpoint address,
     /// else the table's route.
     fn next_hop(&self, node: NodeId) -> Option<SocketAddr> {
@@ -661,7 +711,7 @@ impl Relay {
                 conn_id,
             };
             self.report.originated += 1;
-            self.send_routed(h, &RouteRepr::new(*from, *to), packet, None);
+            self.send_routed(h, &RouteRepr::new(*from, *to), packet, None, None);
         }
         // Kept until the far end is heard (another `Retry` may follow).
         if let Some(meta) = self.flows.get_mut(&(protocol, FlowKey::of(r.src, r.dst))) {
@@ -775,7 +825,7 @@ impl Relay {
         match verdict {
             TransitVerdict::Forward => {
                 let out = RouteRepr { hop_limit, ..r };
-                self.send_routed(h, &out, &packet, opts.link_attempts);
+                self.send_routed(h, &out, &packet, opts.link_attempts, None);
                 if self.next_hop(r.dst.node).is_some() {
                     self.report.forwarded += 1;
                 }
@@ -789,8 +839,19 @@ impl Relay {
 
     /// Frames a routed datagram toward its next hop: a `Hello` with the
     /// flow's token in front of the agent packet.
-    fn send_routed(&mut self, h: Header, r: &RouteRepr, payload: &[u8], attempts: Option<u8>) {
-        let Some(next) = self.next_hop(r.dst.node) else {
+    /// `via`: to that neighbour, not by the route (where it is known).
+    fn send_routed(
+        &mut self,
+        h: Header,
+        r: &RouteRepr,
+        payload: &[u8],
+        attempts: Option<u8>,
+        via: Option<NodeId>,
+    ) {
+        let next = via
+            .and_then(|n| self.neighbour_addr(n))
+            .or_else(|| self.next_hop(r.dst.node));
+        let Some(next) = next else {
             self.report.no_route += 1;
             return;
         };
@@ -818,7 +879,14 @@ impl Relay {
     /// now holds nothing.
     fn after_callback(&mut self, protocol: Protocol) {
         let sent = std::mem::take(&mut self.net.outbox);
-        for (from, to, packet, attempts) in sent {
+        for Outgoing {
+            from,
+            to,
+            packet,
+            attempts,
+            via,
+        } in sent
+        {
             let key = (protocol, FlowKey::of(from, to));
             let Some(meta) = self.flows.get_mut(&key) else {
                 // A flow the relay never saw: no connection id to frame it.
@@ -842,7 +910,7 @@ impl Relay {
                 conn_id: meta.conn_id,
             };
             self.report.originated += 1;
-            self.send_routed(h, &RouteRepr::new(from, to), &packet, attempts);
+            self.send_routed(h, &RouteRepr::new(from, to), &packet, attempts, via);
             if self.pool.len() < 4096 {
                 self.pool.push(packet);
             }
