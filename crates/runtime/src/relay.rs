@@ -1292,6 +1292,80 @@ mod tests {
         assert_eq!((rep.flows_opened, rep.flows_forgotten), (2, 1));
     }
 
+    /// Answers every packet link-locally to the neighbour it came from, as
+    /// Hop's relay answers a BSYN with a BACK.
+    struct LinkLocal {
+        stats: joulenet_proto::TransportStats,
+    }
+
+    impl Agent for LinkLocal {
+        fn protocol(&self) -> &'static str {
+            "link-local"
+        }
+        fn start(&mut self, _net: &mut dyn Net) {}
+        fn on_packet(&mut self, _net: &mut dyn Net, _from: Addr, _packet: &[u8]) {}
+        fn poll_timeout(&self) -> Option<Time> {
+            None
+        }
+        fn on_timeout(&mut self, _net: &mut dyn Net) {}
+        fn on_transit(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
+            net.send_link_local(
+                t.previous_hop,
+                t.dst,
+                t.src,
+                b"back".to_vec(),
+                TxOpts::default(),
+            );
+            TransitVerdict::Consumed
+        }
+        fn stats(&self) -> &joulenet_proto::TransportStats {
+            &self.stats
+        }
+        fn is_closed(&self) -> bool {
+            false
+        }
+    }
+
+    /// A link-local answer goes to the neighbour the packet came from — a
+    /// relay named by the table, or an endpoint heard from directly — even
+    /// where the route toward the packet's source leaves by another
+    /// neighbour (asymmetric routes).
+    #[test]
+    fn a_link_local_answer_returns_to_the_previous_hop_not_along_the_route() {
+        let mut routes = RouteTable::new();
+        routes.add(1, FROM.parse().unwrap()).unwrap();
+        routes.add(9, "127.0.0.1:9".parse().unwrap()).unwrap();
+        // Back toward sources 0 and 4: through neighbour 2.
+        routes.add(2, "127.0.0.1:2".parse().unwrap()).unwrap();
+        routes.add(0, "127.0.0.1:2".parse().unwrap()).unwrap();
+        routes.add(4, "127.0.0.1:2".parse().unwrap()).unwrap();
+        let opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
+        let mut r = Relay::with_agents(
+            &opts,
+            Box::new(|p| {
+                (p == Protocol::named("udp")).then(|| {
+                    Box::new(LinkLocal {
+                        stats: Default::default(),
+                    }) as Box<dyn Agent>
+                })
+            }),
+        );
+        let udp = Protocol::named("udp");
+        let b = Addr::new(9, 5201);
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(0, 7), b, 60, b"d"),
+            FROM.parse().unwrap(),
+        );
+        let endpoint: SocketAddr = "127.0.0.1:7".parse().unwrap();
+        r.on_datagram(&dg(udp, Kind::Data, Addr::new(4, 7), b, 64, b"d"), endpoint);
+        let sent = r.take_sends();
+        let to: Vec<SocketAddr> = sent.iter().map(|s| s.1).collect();
+        assert_eq!(to, [FROM.parse().unwrap(), endpoint]);
+        let first = route::parse(&sent[0].0).unwrap();
+        assert_eq!(first.route, Some(RouteRepr::new(b, Addr::new(0, 7))));
+        assert_eq!(first.payload, b"back");
+    }
+
     /// Terminates every packet and opens its own hop toward the
     /// destination, as hbh-tcp's relay does.
     struct Opener {
