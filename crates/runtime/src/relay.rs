@@ -537,15 +537,17 @@ impl Relay {
         }
     }
 
-    /// The UDP address of neighbour `node`: the one the route table names
-    /// it by ([`RouteTable::neighbour`]'s reverse), else the address an
-    /// endpoint of that node was heard from.
+    /// The UDP address of neighbour `node`: the address an endpoint of
+    /// that node was heard from (its port is ephemeral: the table's route
+    /// for the node names a port it does not send from), else the one the
+    /// route table names it by ([`RouteTable::neighbour`]'s reverse).
     fn neighbour_addr(&self, node: NodeId) -> Option<SocketAddr> {
-        self.routes
-            .neighbours()
-            .find(|(n, _)| *n == node)
-            .map(|(_, a)| a)
-            .or_else(|| self.learned.get(&node).copied())
+        self.learned.get(&node).copied().or_else(|| {
+            self.routes
+                .neighbours()
+                .find(|(n, _)| *n == node)
+                .map(|(_, a)| a)
+        })
     }
 
     /// Where a datagram for `node` goes next: a learned endpoint address,
@@ -1339,6 +1341,9 @@ mod tests {
         routes.add(2, "127.0.0.1:2".parse().unwrap()).unwrap();
         routes.add(0, "127.0.0.1:2".parse().unwrap()).unwrap();
         routes.add(4, "127.0.0.1:2".parse().unwrap()).unwrap();
+        // Node 6 is a neighbour by the table (its server port), but its
+        // endpoint sends from an ephemeral port: that is where it listens.
+        routes.add(6, "127.0.0.1:5201".parse().unwrap()).unwrap();
         let opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
         let mut r = Relay::with_agents(
             &opts,
@@ -1358,9 +1363,14 @@ mod tests {
         );
         let endpoint: SocketAddr = "127.0.0.1:7".parse().unwrap();
         r.on_datagram(&dg(udp, Kind::Data, Addr::new(4, 7), b, 64, b"d"), endpoint);
+        let ephemeral: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(6, 7), b, 64, b"d"),
+            ephemeral,
+        );
         let sent = r.take_sends();
         let to: Vec<SocketAddr> = sent.iter().map(|s| s.1).collect();
-        assert_eq!(to, [FROM.parse().unwrap(), endpoint]);
+        assert_eq!(to, [FROM.parse().unwrap(), endpoint, ephemeral]);
         let first = route::parse(&sent[0].0).unwrap();
         assert_eq!(first.route, Some(RouteRepr::new(b, Addr::new(0, 7))));
         assert_eq!(first.payload, b"back");
