@@ -182,8 +182,9 @@ pub trait Net {
     /// neighbour `via` only, whatever the route toward `to` says: a per-hop
     /// reply (Hop's BACK) goes to the node that sent the frames, which
     /// holds the hop's state, even where routes are asymmetric. The
-    /// neighbour's agent sees it as it would a routed packet ([`Agent::
-    /// on_transit`], or [`Agent::on_packet`] if it is `to`'s node).
+    /// neighbour's agent sees it as it would a routed packet
+    /// ([`Agent::on_transit`], or [`Agent::on_packet`] if it is `to`'s
+    /// node).
     /// Drivers where the route toward `to` always leads to `via` (a
     /// two-party connection, a test's chain) keep the default, `send_as`.
     fn send_link_local(

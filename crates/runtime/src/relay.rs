@@ -319,7 +319,7 @@ impl Net for RelayNet {
         self.push_out(from, to, packet, opts, None);
     }
     /// To the neighbour's UDP address: the route table's for a relay, the
-    /// learned one for an endpoint ([`Relay::neighbour_addr`]).
+    /// learned one for an endpoint (`Relay::neighbour_addr`).
     fn send_link_local(
         &mut self,
         via: NodeId,
