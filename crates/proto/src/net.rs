@@ -178,6 +178,26 @@ pub trait Net {
     /// source's behalf, a hop-by-hop proxy acknowledging for the server).
     /// The driver routes it from this node exactly as [`Net::send`] would.
     fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts);
+    /// Send a packet of the flow from `from` to `to` over one link, to the
+    /// neighbour `via` only, whatever the route toward `to` says: a per-hop
+    /// reply (Hop's BACK) goes to the node that sent the frames, which
+    /// holds the hop's state, even where routes are asymmetric. The
+    /// neighbour's agent sees it as it would a routed packet
+    /// ([`Agent::on_transit`], or [`Agent::on_packet`] if it is `to`'s
+    /// node).
+    /// Drivers where the route toward `to` always leads to `via` (a
+    /// two-party connection, a test's chain) keep the default, `send_as`.
+    fn send_link_local(
+        &mut self,
+        via: NodeId,
+        from: Addr,
+        to: Addr,
+        packet: Vec<u8>,
+        opts: TxOpts,
+    ) {
+        let _ = via;
+        self.send_as(from, to, packet, opts);
+    }
     /// The neighbour the packet being handled came from, during
     /// [`Agent::on_packet`], [`Agent::on_transit`] and [`Agent::on_overheard`];
     /// `None` in other callbacks or when the packet did not cross a link

@@ -209,15 +209,25 @@ impl RelayReport {
     }
 }
 
+/// A packet a relay agent sent, waiting for the callback to end.
+struct Outgoing {
+    from: Addr,
+    to: Addr,
+    packet: Vec<u8>,
+    attempts: Option<u8>,
+    /// The neighbour it goes to, whatever the route toward `to`
+    /// ([`Net::send_link_local`]).
+    via: Option<NodeId>,
+}
+
 /// The `Net` of the relay agents of one node.
 pub struct RelayNet {
     start: Instant,
     now: Time,
     local: Addr,
     routes: RouteTable,
-    /// (from, to, packet, link attempts) the agents sent in the current
-    /// callback.
-    outbox: Vec<(Addr, Addr, Vec<u8>, Option<u8>)>,
+    /// What the agents sent in the current callback.
+    outbox: Vec<Outgoing>,
     outbox_dropped: u64,
     previous_hop: Option<NodeId>,
     rng: Pcg64Mcg,
@@ -248,6 +258,27 @@ impl RelayNet {
             links: HashMap::new(),
             hops: HashMap::new(),
         }
+    }
+
+    fn push_out(
+        &mut self,
+        from: Addr,
+        to: Addr,
+        packet: Vec<u8>,
+        opts: TxOpts,
+        via: Option<NodeId>,
+    ) {
+        if self.outbox.len() >= MAX_OUTBOX {
+            self.outbox_dropped += 1;
+            return;
+        }
+        self.outbox.push(Outgoing {
+            from,
+            to,
+            packet,
+            attempts: opts.link_attempts,
+            via,
+        });
     }
 
     /// Learns the hops to `node` from a datagram it sent.
@@ -285,11 +316,19 @@ impl Net for RelayNet {
         self.send_as(from, to, packet, opts)
     }
     fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
-        if self.outbox.len() >= MAX_OUTBOX {
-            self.outbox_dropped += 1;
-            return;
-        }
-        self.outbox.push((from, to, packet, opts.link_attempts));
+        self.push_out(from, to, packet, opts, None);
+    }
+    /// To the neighbour's UDP address: the route table's for a relay, the
+    /// learned one for an endpoint (`Relay::neighbour_addr`).
+    fn send_link_local(
+        &mut self,
+        via: NodeId,
+        from: Addr,
+        to: Addr,
+        packet: Vec<u8>,
+        opts: TxOpts,
+    ) {
+        self.push_out(from, to, packet, opts, Some(via));
     }
     fn previous_hop(&self) -> Option<NodeId> {
         self.previous_hop
@@ -498,6 +537,19 @@ impl Relay {
         }
     }
 
+    /// The UDP address of neighbour `node`: the address an endpoint of
+    /// that node was heard from (its port is ephemeral: the table's route
+    /// for the node names a port it does not send from), else the one the
+    /// route table names it by ([`RouteTable::neighbour`]'s reverse).
+    fn neighbour_addr(&self, node: NodeId) -> Option<SocketAddr> {
+        self.learned.get(&node).copied().or_else(|| {
+            self.routes
+                .neighbours()
+                .find(|(n, _)| *n == node)
+                .map(|(_, a)| a)
+        })
+    }
+
     /// Where a datagram for `node` goes next: a learned endpoint address,
     /// else the table's route.
     fn next_hop(&self, node: NodeId) -> Option<SocketAddr> {
@@ -661,7 +713,7 @@ impl Relay {
                 conn_id,
             };
             self.report.originated += 1;
-            self.send_routed(h, &RouteRepr::new(*from, *to), packet, None);
+            self.send_routed(h, &RouteRepr::new(*from, *to), packet, None, None);
         }
         // Kept until the far end is heard (another `Retry` may follow).
         if let Some(meta) = self.flows.get_mut(&(protocol, FlowKey::of(r.src, r.dst))) {
@@ -775,7 +827,7 @@ impl Relay {
         match verdict {
             TransitVerdict::Forward => {
                 let out = RouteRepr { hop_limit, ..r };
-                self.send_routed(h, &out, &packet, opts.link_attempts);
+                self.send_routed(h, &out, &packet, opts.link_attempts, None);
                 if self.next_hop(r.dst.node).is_some() {
                     self.report.forwarded += 1;
                 }
@@ -789,8 +841,19 @@ impl Relay {
 
     /// Frames a routed datagram toward its next hop: a `Hello` with the
     /// flow's token in front of the agent packet.
-    fn send_routed(&mut self, h: Header, r: &RouteRepr, payload: &[u8], attempts: Option<u8>) {
-        let Some(next) = self.next_hop(r.dst.node) else {
+    /// `via`: to that neighbour, not by the route (where it is known).
+    fn send_routed(
+        &mut self,
+        h: Header,
+        r: &RouteRepr,
+        payload: &[u8],
+        attempts: Option<u8>,
+        via: Option<NodeId>,
+    ) {
+        let next = via
+            .and_then(|n| self.neighbour_addr(n))
+            .or_else(|| self.next_hop(r.dst.node));
+        let Some(next) = next else {
             self.report.no_route += 1;
             return;
         };
@@ -818,7 +881,14 @@ impl Relay {
     /// now holds nothing.
     fn after_callback(&mut self, protocol: Protocol) {
         let sent = std::mem::take(&mut self.net.outbox);
-        for (from, to, packet, attempts) in sent {
+        for Outgoing {
+            from,
+            to,
+            packet,
+            attempts,
+            via,
+        } in sent
+        {
             let key = (protocol, FlowKey::of(from, to));
             let Some(meta) = self.flows.get_mut(&key) else {
                 // A flow the relay never saw: no connection id to frame it.
@@ -842,7 +912,7 @@ impl Relay {
                 conn_id: meta.conn_id,
             };
             self.report.originated += 1;
-            self.send_routed(h, &RouteRepr::new(from, to), &packet, attempts);
+            self.send_routed(h, &RouteRepr::new(from, to), &packet, attempts, via);
             if self.pool.len() < 4096 {
                 self.pool.push(packet);
             }
@@ -1222,6 +1292,88 @@ mod tests {
         );
         // The agent's flow went with it; the WWP flow stays until idle.
         assert_eq!((rep.flows_opened, rep.flows_forgotten), (2, 1));
+    }
+
+    /// Answers every packet link-locally to the neighbour it came from, as
+    /// Hop's relay answers a BSYN with a BACK.
+    struct LinkLocal {
+        stats: joulenet_proto::TransportStats,
+    }
+
+    impl Agent for LinkLocal {
+        fn protocol(&self) -> &'static str {
+            "link-local"
+        }
+        fn start(&mut self, _net: &mut dyn Net) {}
+        fn on_packet(&mut self, _net: &mut dyn Net, _from: Addr, _packet: &[u8]) {}
+        fn poll_timeout(&self) -> Option<Time> {
+            None
+        }
+        fn on_timeout(&mut self, _net: &mut dyn Net) {}
+        fn on_transit(&mut self, net: &mut dyn Net, t: &mut Transit<'_>) -> TransitVerdict {
+            net.send_link_local(
+                t.previous_hop,
+                t.dst,
+                t.src,
+                b"back".to_vec(),
+                TxOpts::default(),
+            );
+            TransitVerdict::Consumed
+        }
+        fn stats(&self) -> &joulenet_proto::TransportStats {
+            &self.stats
+        }
+        fn is_closed(&self) -> bool {
+            false
+        }
+    }
+
+    /// A link-local answer goes to the neighbour the packet came from — a
+    /// relay named by the table, or an endpoint heard from directly — even
+    /// where the route toward the packet's source leaves by another
+    /// neighbour (asymmetric routes).
+    #[test]
+    fn a_link_local_answer_returns_to_the_previous_hop_not_along_the_route() {
+        let mut routes = RouteTable::new();
+        routes.add(1, FROM.parse().unwrap()).unwrap();
+        routes.add(9, "127.0.0.1:9".parse().unwrap()).unwrap();
+        // Back toward sources 0 and 4: through neighbour 2.
+        routes.add(2, "127.0.0.1:2".parse().unwrap()).unwrap();
+        routes.add(0, "127.0.0.1:2".parse().unwrap()).unwrap();
+        routes.add(4, "127.0.0.1:2".parse().unwrap()).unwrap();
+        // Node 6 is a neighbour by the table (its server port), but its
+        // endpoint sends from an ephemeral port: that is where it listens.
+        routes.add(6, "127.0.0.1:5201".parse().unwrap()).unwrap();
+        let opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
+        let mut r = Relay::with_agents(
+            &opts,
+            Box::new(|p| {
+                (p == Protocol::named("udp")).then(|| {
+                    Box::new(LinkLocal {
+                        stats: Default::default(),
+                    }) as Box<dyn Agent>
+                })
+            }),
+        );
+        let udp = Protocol::named("udp");
+        let b = Addr::new(9, 5201);
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(0, 7), b, 60, b"d"),
+            FROM.parse().unwrap(),
+        );
+        let endpoint: SocketAddr = "127.0.0.1:7".parse().unwrap();
+        r.on_datagram(&dg(udp, Kind::Data, Addr::new(4, 7), b, 64, b"d"), endpoint);
+        let ephemeral: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(6, 7), b, 64, b"d"),
+            ephemeral,
+        );
+        let sent = r.take_sends();
+        let to: Vec<SocketAddr> = sent.iter().map(|s| s.1).collect();
+        assert_eq!(to, [FROM.parse().unwrap(), endpoint, ephemeral]);
+        let first = route::parse(&sent[0].0).unwrap();
+        assert_eq!(first.route, Some(RouteRepr::new(b, Addr::new(0, 7))));
+        assert_eq!(first.payload, b"back");
     }
 
     /// Terminates every packet and opens its own hop toward the

@@ -306,6 +306,36 @@ impl Core {
         self.forward(node, frame);
     }
 
+    /// A node hands a frame to one neighbour, `via`, whatever the routes
+    /// say (`Net::send_link_local`): over the medium if there is one, else
+    /// over the node's link to `via`; routed as `send_from` would where no
+    /// such link exists.
+    pub fn send_link_local(&mut self, node: NodeId, via: NodeId, mut frame: Frame) {
+        if !self.nodes[node as usize].alive() {
+            self.recycle(frame.packet);
+            return;
+        }
+        if via == node {
+            return self.send_from(node, frame);
+        }
+        frame.prev = node;
+        if let Some(mut m) = self.medium.take() {
+            frame.hops += 1;
+            m.enqueue(self, node, frame, via);
+            self.medium = Some(m);
+            return;
+        }
+        let link = self.nodes[node as usize]
+            .links_out
+            .iter()
+            .copied()
+            .find(|&l| self.links[l as usize].to == via);
+        match link {
+            Some(l) => self.enqueue(l, frame),
+            None => self.forward(node, frame),
+        }
+    }
+
     /// Route a frame one hop further from `node`.
     pub fn forward(&mut self, node: NodeId, mut frame: Frame) {
         frame.prev = node;

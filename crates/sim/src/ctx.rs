@@ -18,11 +18,16 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn send_frame(&mut self, src: Addr, to: Addr, packet: Vec<u8>, mut opts: TxOpts) {
+    fn send_frame(&mut self, src: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
+        let frame = self.frame(src, to, packet, opts);
+        self.core.send_from(self.ep.addr.node, frame);
+    }
+
+    fn frame(&self, src: Addr, to: Addr, packet: Vec<u8>, mut opts: TxOpts) -> Frame {
         if let Some(ac) = self.ep.access_class {
             opts.access_class = ac;
         }
-        let frame = Frame {
+        Frame {
             packet,
             src,
             dst: to,
@@ -33,8 +38,7 @@ impl Ctx<'_> {
             relay: self.ep.relay_class,
             flow: Some(self.ep.flow),
             origin: Some(self.ep.side),
-        };
-        self.core.send_from(self.ep.addr.node, frame);
+        }
     }
 
     /// Relays have no application: what an agent would read or deliver
@@ -59,6 +63,18 @@ impl Net for Ctx<'_> {
 
     fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
         self.send_frame(from, to, packet, opts);
+    }
+
+    fn send_link_local(
+        &mut self,
+        via: NodeId,
+        from: Addr,
+        to: Addr,
+        packet: Vec<u8>,
+        opts: TxOpts,
+    ) {
+        let frame = self.frame(from, to, packet, opts);
+        self.core.send_link_local(self.ep.addr.node, via, frame);
     }
 
     fn previous_hop(&self) -> Option<NodeId> {

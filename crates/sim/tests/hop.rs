@@ -132,6 +132,58 @@ fn without_virtual_retransmission_ten_megabytes_still_complete() {
     }
 }
 
+/// A square whose routes differ by direction: by link order, node 0
+/// reaches node 3 through node 1, and node 3 reaches node 0 through node 2.
+const ASYMMETRIC_SQUARE: &str = r#"
+stop = "60s"
+[topology]
+kind = "explicit"
+nodes = 4
+[[topology.links]]
+a = 0
+b = 1
+[[topology.links]]
+a = 2
+b = 3
+[[topology.links]]
+a = 0
+b = 2
+[[topology.links]]
+a = 1
+b = 3
+[link]
+rate = "1Mbps"
+delay = "5ms"
+[flow]
+protocol = "hop"
+app = "bulk"
+bytes = "200KB"
+"#;
+
+/// The sink's BACKs go to the relay that sent the frames (node 1), not
+/// along its route toward the source (through node 2, which holds no state
+/// of the hop and would drop them: issue 13's §5.6.2 file that never
+/// completed). Routed per destination, the file never arrives.
+#[test]
+fn per_hop_backs_return_over_the_link_the_frames_came_by() {
+    let r = run_once(ASYMMETRIC_SQUARE, 1);
+    let f = &r.flows[0];
+    assert!(f.completed, "{f:?}");
+    assert_eq!(f.bytes_delivered, 200_000);
+    let (forward, back) = (&r.nodes[1], &r.nodes[2]);
+    assert!(
+        forward.transit_consumed > 0,
+        "node 1 relays the blocks: {forward:?}"
+    );
+    // The route back does pass node 2: the end-to-end BACKs and the
+    // FIN-ACK travel it, and nothing of the hop's per-hop exchange.
+    assert!(back.transit_forwarded > 0, "the reverse route: {back:?}");
+    assert_eq!(
+        back.transit_consumed, 0,
+        "node 2 took part in a hop: {back:?}"
+    );
+}
+
 #[test]
 fn runs_are_deterministic_per_seed() {
     let a = run_once(LOSSY_CHAIN, 7);

@@ -280,6 +280,19 @@ impl HopAgent {
     /// Sends a control message along the flow, forward (toward `dst`) or
     /// back (toward `src`), with link ARQ.
     fn control(&mut self, net: &mut dyn Net, flow: (Addr, Addr), forward: bool, repr: HopRepr<'_>) {
+        self.control_via(net, flow, forward, None, repr);
+    }
+
+    /// [`Self::control`], to the neighbour `via` only if given (a per-hop
+    /// reply), else routed.
+    fn control_via(
+        &mut self,
+        net: &mut dyn Net,
+        flow: (Addr, Addr),
+        forward: bool,
+        via: Option<NodeId>,
+        repr: HopRepr<'_>,
+    ) {
         let class = match repr.message {
             HopMessage::Bsyn { block_len, .. } if self.cfg.is_micro(block_len as usize) => {
                 AccessClass::Voice
@@ -291,9 +304,17 @@ impl HopAgent {
         self.stats.control_packets += 1;
         self.stats.control_bytes += buf.len() as u64;
         let (from, to) = if forward { flow } else { (flow.1, flow.0) };
-        net.send_as(from, to, buf, Self::opts(class, None, false));
+        let opts = Self::opts(class, None, false);
+        match via {
+            Some(n) => net.send_link_local(n, from, to, buf, opts),
+            None => net.send_as(from, to, buf, opts),
+        }
     }
 
+    /// BACKs go back over the link the frames came by, to the neighbour
+    /// that sent them (§3.1's exchange is between a link's two ends): the
+    /// route toward the source may leave by another neighbour, which holds
+    /// no state of the hop.
     fn send_answers(&mut self, net: &mut dyn Net, answers: Vec<Answer>) {
         for a in answers {
             let Some(ends) = self.ends_of(a.key.flow_id) else {
@@ -309,7 +330,7 @@ impl HopAgent {
                     bitmap: &bitmap,
                 },
             };
-            self.control(net, ends, false, repr);
+            self.control_via(net, ends, false, Some(a.to), repr);
         }
     }
 

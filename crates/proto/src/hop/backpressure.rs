@@ -81,6 +81,11 @@ impl Backpressure {
         }
     }
 
+    /// Held here and counted whole ([`Backpressure::complete`]).
+    pub fn is_complete(&self, block: u32) -> bool {
+        self.held.get(&block).copied().unwrap_or(false)
+    }
+
     /// `block` is whole here.
     pub fn complete(&mut self, block: u32) {
         if let Some(c) = self.held.get_mut(&block) {

@@ -156,14 +156,26 @@ impl Inbound {
             return Outcome::default();
         }
         self.turn.heard(Self::offer(from, key), now);
-        let was = cache.block(key).is_some_and(BlockBuf::is_complete);
         cache.insert_frame(key, packet_num, payload, false);
         let mut out = Outcome::default();
-        if !was && cache.block(key).is_some_and(BlockBuf::is_complete) {
+        if self.newly_whole(cache, key) {
             out.completed = true;
             out.answers = self.whole(cache, from, key, now);
         }
         out
+    }
+
+    /// The cache holds the admitted block whole and it is not yet counted
+    /// whole here: frames overheard (which count nothing) may have
+    /// filled it before the frame or BSYN at hand, and a block whole
+    /// before it arrived must still complete once — a sink that missed it
+    /// would never deliver the block.
+    fn newly_whole(&self, cache: &FrameCache, key: BlockKey) -> bool {
+        cache.block(key).is_some_and(BlockBuf::is_complete)
+            && self
+                .flows
+                .get(&key.flow_id)
+                .is_some_and(|b| b.holds(key.block_num) && !b.is_complete(key.block_num))
     }
 
     /// The block is whole here: count it, and pass the turn on.
@@ -245,7 +257,7 @@ impl Inbound {
                 // Whole from overheard frames: it is now this node's to carry.
                 self.flow(key.flow_id).admit(key.block_num);
             }
-            if !was {
+            if self.newly_whole(cache, key) {
                 out.completed = true;
                 out.answers = self.whole(cache, from, key, now);
             }
@@ -446,5 +458,33 @@ mod tests {
         assert!(out.completed);
         assert!(out.answers[0].back.is_full());
         assert!(r.holds(key(1, 0)));
+    }
+
+    /// Issue 13's §5.6.2 file that never arrived: the sink had the block's
+    /// first frames from its sender and overheard the last one (sent to
+    /// another node), so no frame it was sent completed the block and the
+    /// next BSYN found it whole already; it was answered but never
+    /// delivered. It completes once, at the BSYN, and only once.
+    #[test]
+    fn a_block_finished_by_an_overheard_frame_completes_exactly_once() {
+        let mut c = FrameCache::new(1 << 20);
+        let mut r = Inbound::new(Some(1), true, IDLE);
+        let t = Time::ZERO;
+        r.on_bsyn(&mut c, 1, key(1, 0), shape(2), &[], false, t);
+        assert!(!r.on_data(&mut c, 1, key(1, 0), 0, b"a", t).completed);
+        c.insert_frame(key(1, 0), 1, b"b", true);
+        let out = r.on_bsyn(&mut c, 1, key(1, 0), shape(2), &[], false, t);
+        assert!(out.completed, "{out:?}");
+        assert!(out.answers.iter().any(|a| a.back.is_full()));
+        let again = r.on_bsyn(&mut c, 1, key(1, 0), shape(2), &[], false, t);
+        assert!(!again.completed);
+        assert!(!r.on_data(&mut c, 1, key(1, 0), 1, b"b", t).completed);
+        // Or at a frame it is sent, overheard before: the same, once.
+        r.on_bsyn(&mut c, 1, key(1, 1), shape(2), &[], false, t);
+        r.on_data(&mut c, 1, key(1, 1), 0, b"a", t);
+        c.insert_frame(key(1, 1), 1, b"b", true);
+        r.moved_on(&c, key(1, 0));
+        assert!(r.on_data(&mut c, 1, key(1, 1), 1, b"b", t).completed);
+        assert!(!r.on_data(&mut c, 1, key(1, 1), 0, b"a", t).completed);
     }
 }
