@@ -48,6 +48,7 @@
 mod agent;
 mod config;
 mod eln;
+mod frto;
 mod handshake;
 pub mod hop_by_hop;
 mod pacing;
