@@ -21,7 +21,7 @@ jn_two_host 10mbit
 for kv in ${SENDER_SYSCTL:-}; do jn_x A sysctl -qw "$kv"; done
 for kv in ${RECEIVER_SYSCTL:-}; do jn_x B sysctl -qw "$kv"; done
 out=${OUT:-$here/results/lossy-p2p.csv}
-echo "loss_pct,run,bytes,seconds,rto_timeouts,loss_probes" > "$out"
+echo "loss_pct,run,bytes,seconds,rto_timeouts,loss_probes,spurious_rtos,loss_undos" > "$out"
 for p in ${LOSSES:-0 1 5 10}; do
     # shellcheck disable=SC2086
     jn_set_loss $JN_LOSSY "$p"
@@ -33,11 +33,15 @@ for p in ${LOSSES:-0 1 5 10}; do
         jn_x A python3 "$here/tcp_transfer.py" send "$JN_SERVER" 5201 "$bytes" reno
         wait "$server"
         read -r n secs < "$here/results/.serve"
-        # The sender's RTOs and tail loss probes during this transfer.
-        counters=$(jn_x A nstat -az TcpExtTCPTimeouts TcpExtTCPLossProbes 2>/dev/null || true)
+        # The sender's RTOs, tail loss probes, and timeouts F-RTO found
+        # spurious (TCPSpuriousRTOs) or any loss state undone (TCPLossUndo).
+        counters=$(jn_x A nstat -az TcpExtTCPTimeouts TcpExtTCPLossProbes \
+            TcpExtTCPSpuriousRTOs TcpExtTCPLossUndo 2>/dev/null || true)
         rto=$(awk '$1 == "TcpExtTCPTimeouts" { print $2 }' <<<"$counters")
         tlp=$(awk '$1 == "TcpExtTCPLossProbes" { print $2 }' <<<"$counters")
-        echo "$p,$r,$n,$secs,${rto:-},${tlp:-}" | tee -a "$out"
+        spur=$(awk '$1 == "TcpExtTCPSpuriousRTOs" { print $2 }' <<<"$counters")
+        undo=$(awk '$1 == "TcpExtTCPLossUndo" { print $2 }' <<<"$counters")
+        echo "$p,$r,$n,$secs,${rto:-},${tlp:-},${spur:-},${undo:-}" | tee -a "$out"
     done
 done
 rm -f "$here/results/.serve"

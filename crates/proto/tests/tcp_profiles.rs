@@ -488,3 +488,126 @@ fn ns3_prr_with_sack_sends_more_during_a_recovery_than_rfc_6937() {
     let (ns3, rfc) = (with(true), with(false));
     assert!(ns3 > rfc, "ns-3.44 PRR {ns3} segments, RFC 6937 {rfc}");
 }
+
+fn linux_sack(frto: bool) -> TcpConfig {
+    let mut cfg = profile(TcpProfile::Linux, TcpVariant::Sack);
+    cfg.rules.frto = frto;
+    cfg
+}
+
+/// The client's window and ssthresh.
+fn window_and_ssthresh(p: &Pair) -> (f64, f64) {
+    let c = &p.agents[CLIENT];
+    (c.gauge("cwnd").unwrap(), c.gauge("ssthresh").unwrap())
+}
+
+/// RFC 5682's delay spike: the path delay jumps from 10 to 300 ms at
+/// 0.1 s, so the ACKs of what is in flight come back after the RTO
+/// fires. Returns the finished pair, the client's window and ssthresh
+/// just before the timeout, and once the first ACK after it is in.
+fn delay_spike(cfg: TcpConfig) -> (Pair, (f64, f64), (f64, f64)) {
+    let mut p = Pair::one_way(cfg, 1_000_000);
+    p.start();
+    p.run_until(Time::from_millis(100));
+    p.link.delay = Duration::from_millis(300);
+    let mut before = (0.0, 0.0);
+    assert!(p.run_while(LIMIT, |p| {
+        let fired = p.agents[CLIENT].stats().timeouts > 0;
+        if !fired {
+            before = window_and_ssthresh(p);
+        }
+        !fired
+    }));
+    let una = p.agents[CLIENT].gauge("flight").unwrap();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].gauge("flight").unwrap() >= una));
+    let after = window_and_ssthresh(&p);
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    (p, before, after)
+}
+
+#[test]
+fn frto_undoes_a_timeout_whose_acks_come_late() {
+    let (p, (cwnd, ssthresh), after) = delay_spike(linux_sack(true));
+    let c = p.agents[CLIENT].stats();
+    assert_eq!(c.timeouts, 1);
+    assert_eq!(p.agents[CLIENT].gauge("spurious_rtos"), Some(1.0));
+    assert!(
+        after.0 >= cwnd && after.1 >= ssthresh,
+        "undone: cwnd {cwnd} → {}, ssthresh {ssthresh} → {}",
+        after.0,
+        after.1
+    );
+    // Only the timeout's own retransmission of the head: no go-back-N.
+    assert_eq!(c.retransmitted_packets, 1);
+
+    // Without F-RTO the window restarts from one segment and go-back-N
+    // resends what had arrived.
+    let (plain, (cwnd, _), after) = delay_spike(linux_sack(false));
+    let c = plain.agents[CLIENT].stats();
+    assert_eq!(c.timeouts, 1);
+    assert_eq!(plain.agents[CLIENT].gauge("spurious_rtos"), Some(0.0));
+    assert!(after.0 < cwnd / 4.0 && after.1 <= cwnd / 2.0, "{after:?}");
+    assert!(c.retransmitted_packets > 10, "{}", c.retransmitted_packets);
+    assert!(p.now < plain.now);
+}
+
+/// A blackout of the client's data from its 100th segment until it
+/// resends something below its highest sequence number (the timeout's
+/// retransmission): the whole flight and the loss probe are lost, a
+/// genuine timeout. Returns the finished pair and the client's window
+/// just before the timeout.
+fn data_blackout(cfg: TcpConfig) -> (Pair, f64) {
+    let (mut highest, mut on, mut ended) = (0u32, false, false);
+    let mut p = Pair::one_way(cfg, 2_000_000).script(move |pk: &PacketInfo| {
+        if pk.dir != CLIENT || pk.payload_len == 0 {
+            return Fate::Deliver;
+        }
+        if pk.seq.wrapping_sub(highest) as i32 >= 0 {
+            highest = pk.seq;
+        } else if on {
+            ended = true;
+        }
+        on |= pk.data_index == Some(100);
+        if on && !ended {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.start();
+    let mut cwnd = 0.0;
+    assert!(p.run_while(LIMIT, |p| {
+        let fired = p.agents[CLIENT].stats().timeouts > 0;
+        if !fired {
+            cwnd = window_and_ssthresh(p).0;
+        }
+        !fired
+    }));
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    (p, cwnd)
+}
+
+#[test]
+fn frto_keeps_the_cut_of_a_timeout_whose_data_was_lost() {
+    let run = |frto: bool| {
+        let (p, cwnd) = data_blackout(linux_sack(frto));
+        let c = p.agents[CLIENT].stats();
+        assert_eq!(c.timeouts, 1, "frto {frto}");
+        assert_eq!(p.agents[CLIENT].gauge("spurious_rtos"), Some(0.0));
+        let ssthresh = window_and_ssthresh(&p).1;
+        assert!(ssthresh <= cwnd / 2.0, "the cut stays (frto {frto})");
+        c.retransmitted_packets
+    };
+    // Step 2.b sends new data first; the lost segments are then resent as
+    // a conventional recovery would, each once.
+    assert_eq!(run(true), run(false));
+}
+
+#[test]
+fn only_the_linux_profile_runs_frto() {
+    for p in TcpProfile::ALL {
+        assert_eq!(p.rules().frto, p == TcpProfile::Linux, "{p}");
+    }
+}

@@ -198,6 +198,14 @@ impl CongestionControl for Cubic {
             h.reset();
         }
     }
+
+    /// Only the window and ssthresh come back: Linux's CUBIC keeps the
+    /// curve it reset on entering Loss (`cubictcp_state`).
+    fn undo_reduction(&mut self, prior_cwnd: u64, prior_ssthresh: u64) {
+        let cwnd = self.window().max(prior_cwnd);
+        self.set_window(cwnd);
+        self.ssthresh = self.ssthresh.max(prior_ssthresh);
+    }
 }
 
 #[cfg(test)]

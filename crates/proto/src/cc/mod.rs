@@ -39,6 +39,11 @@ pub trait CongestionControl: Send {
     /// Retransmission timeout: ssthresh from the flight, window to the loss
     /// window (1 MSS).
     fn on_timeout(&mut self, now: Time, bytes_in_flight: u64);
+    /// The reduction was spurious (F-RTO, `tcp/frto.rs`): the window and
+    /// ssthresh go back up to at least what they were before it (Linux
+    /// `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`, which CUBIC
+    /// uses too).
+    fn undo_reduction(&mut self, prior_cwnd: u64, prior_ssthresh: u64);
 }
 
 /// Slow-start growth with appropriate byte counting (RFC 3465, L = 2):

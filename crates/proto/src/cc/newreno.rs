@@ -118,6 +118,11 @@ impl CongestionControl for NewReno {
         self.cwnd = self.mss;
         self.ca_acked = 0;
     }
+
+    fn undo_reduction(&mut self, prior_cwnd: u64, prior_ssthresh: u64) {
+        self.cwnd = self.cwnd.max(prior_cwnd);
+        self.ssthresh = self.ssthresh.max(prior_ssthresh);
+    }
 }
 
 #[cfg(test)]

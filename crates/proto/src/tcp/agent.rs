@@ -150,6 +150,13 @@ pub struct TcpAgent {
     /// RFC 6582 `recover`: no new fast retransmit until snd_una reaches it.
     pub(crate) recover: Option<u64>,
     pub(crate) consecutive_rtos: u32,
+    /// F-RTO (`frto.rs`): a timeout's verdict is pending; this ACK's
+    /// transmission is new data only (step 2.b); the window and ssthresh
+    /// before the last reduction; timeouts found spurious and undone.
+    pub(crate) frto: bool,
+    pub(crate) frto_new_data_only: bool,
+    pub(crate) undo_prior: Option<(u64, u64)>,
+    pub(crate) spurious_rtos: u64,
     pub(crate) rto_deadline: Option<Time>,
     pub(crate) persist_backoff: u32,
     pub(crate) persist_armed: bool,
@@ -258,6 +265,10 @@ impl TcpAgent {
             partial_acks: 0,
             recover: None,
             consecutive_rtos: 0,
+            frto: false,
+            frto_new_data_only: false,
+            undo_prior: None,
+            spurious_rtos: 0,
             rto_deadline: None,
             persist_backoff: 0,
             persist_armed: false,
@@ -700,6 +711,7 @@ impl Agent for TcpAgent {
             "loss_event_rate" => self.loss_event_rate(),
             "loss_probes" => self.loss_probes as f64,
             "rack_losses" => self.rack_losses as f64,
+            "spurious_rtos" => self.spurious_rtos as f64,
             "stp_polls" => self.stp_polls as f64,
             "stp_resent_again" => self.stp_resent_again as f64,
             _ => return None,

@@ -40,7 +40,8 @@
 //! `TcpConfig::profile` chooses whose rules the connection follows where
 //! stacks differ (`profile.rs`: `rfc`, `linux`, `ns3`, and the papers'
 //! baselines `xkernel-1998` and `ns2`); PRR lives in `prr.rs`, RACK-TLP
-//! (the `linux` profile's) in `rack.rs` and `tlp.rs`.
+//! (the `linux` profile's) in `rack.rs` and `tlp.rs`, F-RTO (also the
+//! `linux` profile's; gauge `spurious_rtos`) in `frto.rs`.
 //!
 //! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
 //! never wrap; only the wire sees 32-bit values.
@@ -48,6 +49,7 @@
 mod agent;
 mod config;
 mod eln;
+mod frto;
 mod handshake;
 pub mod hop_by_hop;
 mod pacing;

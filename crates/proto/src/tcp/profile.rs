@@ -16,7 +16,9 @@
 //!   `rttvar ≥ tcp_rto_min`), 120 s maximum, HyStart for CUBIC, no RTT
 //!   sample from an ACK covering retransmitted data, Limited Transmit
 //!   (RFC 3042; Linux gets it from counting dupacks out of the flight),
-//!   RACK-TLP (RFC 8985; `net.ipv4.tcp_recovery = 1`, with SACK).
+//!   RACK-TLP (RFC 8985; `net.ipv4.tcp_recovery = 1`, with SACK), F-RTO
+//!   with undo of a spurious timeout's window cut (RFC 5682 §3;
+//!   `tcp_process_loss`, `net.ipv4.tcp_frto = 2`).
 //! - `ns3`: ns-3's TcpSocketBase with TcpNewReno: +1 MSS per ACK in slow
 //!   start and MSS²/cwnd per ACK in congestion avoidance
 //!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
@@ -99,6 +101,7 @@ impl TcpProfile {
                 hystart: Some(HyStartFlavour::Linux),
                 rto_formula: RtoFormula::LinuxRttvarFloor,
                 rack_tlp: true,
+                frto: true,
                 // `icsk_backoff` is cleared only by a valid RTT sample
                 // (`tcp_ack_update_rtt`).
                 new_data_ack_clears_backoff: false,
@@ -290,6 +293,11 @@ pub struct TcpRules {
     /// the pipe, a segment added per dupack, sndcnt never below 0, a
     /// partial ACK counted twice; `prr_window_ns3`) instead of RFC 6937.
     pub ns3_prr: bool,
+    /// F-RTO (RFC 5682 §3, SACK-enhanced; `frto.rs`): after a timeout,
+    /// an ACK of data sent before it and never resent shows the timeout
+    /// was spurious, and the window cut is undone instead of resending
+    /// go-back-N (Linux `net.ipv4.tcp_frto = 2`, the default).
+    pub frto: bool,
 }
 
 impl Default for TcpRules {
@@ -315,6 +323,7 @@ impl Default for TcpRules {
             loss_exit_counts_beyond_recover: false,
             cubic_whole_segments: false,
             ns3_prr: false,
+            frto: false,
         }
     }
 }

@@ -16,7 +16,7 @@ impl TcpAgent {
 
     /// Linux's `icsk_ca_state` ≥ Recovery: a fast recovery, or the loss
     /// state after a timeout until snd_una passes what was outstanding.
-    fn recovering(&self) -> bool {
+    pub(crate) fn recovering(&self) -> bool {
         self.recovery.is_some() || !self.may_fast_retransmit()
     }
 

@@ -74,6 +74,10 @@ pub(crate) struct Scoreboard {
     /// A never-retransmitted segment was delivered below one SACKed
     /// before it: the path reorders (RACK.reordering_seen).
     reordering_seen: bool,
+    /// End of the lowest never-retransmitted segment first ACKed or SACKed
+    /// since the last [`Scoreboard::take_lowest_original_delivered`]
+    /// (F-RTO's test, Linux `FLAG_ORIG_SACK_ACKED`).
+    lowest_original_delivered: Option<u64>,
 }
 
 impl Scoreboard {
@@ -168,6 +172,10 @@ impl Scoreboard {
         if !seg.retransmitted && seg.end < self.high_sacked {
             self.reordering_seen = true;
         }
+        if !seg.retransmitted {
+            let low = self.lowest_original_delivered.get_or_insert(seg.end);
+            *low = (*low).min(seg.end);
+        }
         if seg.retransmitted && seg.sent_at > self.resent_cutoff {
             return;
         }
@@ -189,6 +197,12 @@ impl Scoreboard {
     /// The newest segment delivered since the last call.
     pub(crate) fn take_newest_delivered(&mut self) -> Option<Delivery> {
         self.newest_delivered.take()
+    }
+
+    /// The end of the lowest never-retransmitted segment delivered since
+    /// the last call.
+    pub(crate) fn take_lowest_original_delivered(&mut self) -> Option<u64> {
+        self.lowest_original_delivered.take()
     }
 
     /// Marks segments wholly inside `[left, right)` SACKed. True if any
@@ -324,6 +338,18 @@ impl Scoreboard {
         for i in 0..self.segs.len() {
             self.mark_lost(i);
         }
+    }
+
+    /// Nothing is lost after all (a spurious timeout, undone): every
+    /// segment not SACKed is back in the pipe (Linux
+    /// `tcp_undo_cwnd_reduction` clearing `TCPCB_LOST`).
+    pub(crate) fn unmark_lost(&mut self) {
+        for s in self.segs.iter_mut().filter(|s| s.lost) {
+            s.lost = false;
+            s.in_pipe = true;
+            self.pipe += s.len();
+        }
+        self.lost = 0;
     }
 
     /// The first lost segment, in sequence order (NextSeg rule 1).

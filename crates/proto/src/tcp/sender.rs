@@ -6,6 +6,7 @@ use joulenet_wire::tcp::{TcpFlags, TcpRepr};
 
 use super::agent::{timer, AppState, SendKind, TcpAgent, TcpState};
 use super::config::{RttSampling, TcpVariant};
+use super::frto::FrtoAck;
 use super::prr::Prr;
 use super::scoreboard::Acked;
 use crate::net::{AppRead, Net};
@@ -58,11 +59,9 @@ impl TcpAgent {
             return;
         }
         let snd_max = self.snd_max;
-        loop {
-            self.fill_from_app(net);
-            if self.pacing_holds(net) || !self.send_one(net) {
-                break;
-            }
+        self.send_while_allowed(net);
+        if self.frto_after_new_data() {
+            self.send_while_allowed(net);
         }
         if self.snd_max > snd_max {
             // New data out: the tail may be lost (Linux `tcp_write_xmit`).
@@ -73,12 +72,23 @@ impl TcpAgent {
 
     /// Nothing is outstanding, buffered or about to be: the application
     /// is not to be read (it said it has nothing now, or ever), and no FIN
-    /// waits. `send_one` would find nothing.
+    /// waits, and F-RTO has no step to take (`frto_after_new_data`).
+    /// `send_one` would find nothing.
     fn nothing_to_send(&self) -> bool {
-        self.app != AppState::Open
+        !self.frto_new_data_only
+            && self.app != AppState::Open
             && self.unsent() == 0
             && self.board.is_empty()
             && !self.fin_ready()
+    }
+
+    fn send_while_allowed(&mut self, net: &mut dyn Net) {
+        loop {
+            self.fill_from_app(net);
+            if self.pacing_holds(net) || !self.send_one(net) {
+                break;
+            }
+        }
     }
 
     /// Reads from the application only as far as the windows could use soon,
@@ -102,7 +112,12 @@ impl TcpAgent {
         // is in flight, or the connection would stall until a timeout.
         let fits = |len: u64| room >= len || pipe == 0;
         let lt_room = (self.cc.window() + self.limited_transmit_room()).saturating_sub(pipe);
-        if let Some(idx) = self.board.next_lost() {
+        let lost = if self.frto_new_data_only {
+            None // F-RTO step 2.b: new data decides whether the loss was real.
+        } else {
+            self.board.next_lost()
+        };
+        if let Some(idx) = lost {
             if !fits(self.board.get(idx).len()) {
                 return false;
             }
@@ -271,9 +286,11 @@ impl TcpAgent {
         self.peer_wnd = (seg.window as u64) << self.snd_wscale;
         let delivered_before = self.snd_una + self.board.sacked_bytes();
         let sack_changed = self.uses_sack() && self.apply_sacks(seg);
+        let (mut dupack, mut retransmitted_acked) = (false, false);
         if ack > self.snd_una {
-            self.on_new_ack(net, ack, seg);
+            retransmitted_acked = self.on_new_ack(net, ack, seg);
         } else if self.is_dupack(seg) {
+            dupack = true;
             // A window update (the receiver's application read) is no
             // sign that a segment left the network.
             if self.peer_wnd <= old_wnd {
@@ -284,6 +301,18 @@ impl TcpAgent {
         if sack_changed {
             self.on_sack_change(net);
         }
+        let mut original_delivered = self.board.take_lowest_original_delivered();
+        if retransmitted_acked && !self.uses_sack() {
+            // Without SACK an ACK of the resent head says nothing of what
+            // else arrived (Linux clears FLAG_ORIG_SACK_ACKED for Reno).
+            original_delivered = None;
+        }
+        let frto_ack = FrtoAck {
+            una_advanced: ack > old_una,
+            sacked_or_dupack: sack_changed || dupack,
+            original_delivered,
+        };
+        self.frto_on_ack(net, frto_ack);
         self.rack_tlp_on_ack(net, ack, ack > old_una);
         if self.is_stp() {
             self.stp_on_report(net, sack_changed);
@@ -371,7 +400,8 @@ impl TcpAgent {
             && self.snd_max > self.snd_una
     }
 
-    fn on_new_ack(&mut self, net: &mut dyn Net, ack: u64, seg: &TcpRepr<'_>) {
+    /// Returns whether the ACK covered retransmitted data.
+    fn on_new_ack(&mut self, net: &mut dyn Net, ack: u64, seg: &TcpRepr<'_>) -> bool {
         let acked = ack - self.snd_una;
         let info = self.board.ack_to(ack);
         self.reno_sacks_acked(acked);
@@ -421,6 +451,7 @@ impl TcpAgent {
         if self.fin_seq.is_some_and(|fin| ack > fin) {
             self.our_fin_acked(net);
         }
+        info.retransmitted_acked
     }
 
     /// Bytes an ACK outside recovery counts towards window growth: all it
@@ -523,6 +554,7 @@ impl TcpAgent {
     }
 
     pub(crate) fn enter_recovery(&mut self, net: &mut dyn Net) {
+        self.save_undo_state();
         self.stats.fast_recoveries += 1;
         self.partial_acks = 0;
         self.loss_indications += 1;
@@ -639,11 +671,16 @@ impl TcpAgent {
         if self.consecutive_rtos == 1 {
             self.loss_indications += 1;
         }
+        let was_recovering = self.recovering();
         if self.consecutive_rtos > 1 && self.cfg.rules.repeated_rto_keeps_ssthresh {
             // The timer already resent this segment: the window goes back
             // to one segment, ssthresh stays (RFC 5681 §3.1).
             self.cc.set_window(self.mss);
         } else {
+            if self.recovery.is_none() {
+                // A fast recovery's own state is what an undo restores.
+                self.save_undo_state();
+            }
             let base = self.timeout_base();
             self.cc.on_timeout(net.now(), base);
         }
@@ -655,6 +692,7 @@ impl TcpAgent {
         self.recover = Some(self.snd_max);
         self.dupacks = 0;
         self.board.mark_all_lost();
+        self.frto_on_timeout(was_recovering);
         self.transmit(net);
         self.arm_rto(net);
     }
