@@ -63,6 +63,10 @@ print("%.2f" % (g / 1e6) if g else "nan")' "$1"
 }
 
 window_goodput() { # json-stream-file secs -> Mbit/s the receiver got in [0, secs]
+    # Whole intervals within the window; and a stream that ended inside it
+    # (its sender stops after -t $SECS, counted from a start a few ms before
+    # the receiver's first byte) has no interval for its last second — the
+    # report ends before that tick — so then all it delivered counts.
     python3 -c '
 import json, sys
 secs = float(sys.argv[2])
@@ -74,6 +78,11 @@ for line in open(sys.argv[1]):
         continue
     if ev.get("event") == "interval" and ev["data"]["sum"]["end"] <= secs + 1e-3:
         got += ev["data"]["sum"]["bytes"]
+    if ev.get("event") == "end":
+        e = ev["data"]
+        start = e.get("transfer_start_s") or 0.0
+        if e.get("bytes_delivered") and e["completion_time_s"] - start <= secs + 1e-3:
+            got = max(got, e["bytes_delivered"])
 print("%.2f" % (got * 8 / secs / 1e6))' "$1" "$2"
 }
 
