@@ -24,7 +24,9 @@
 # to its end).
 #
 # Prints one line per run: part, protocol, loss %, goodput Mbit/s; writes
-# them to $OUT/results.tsv, a Markdown table to $OUT/link.md and a plot to
+# them to $OUT/results.tsv, each link run's two reports (the client's -J,
+# the server's --json-stream: counters, diagnostic gauges, wake lateness)
+# to $OUT/runs/, a Markdown table to $OUT/link.md and a plot to
 # $OUT/link.png (matplotlib, if python3 has it).
 # Env: JOULENET_BIN (default target/release/joulenet), LO_SECS (5), SECS (10),
 #      LOSSES ("0 1 5 10 20"), PARTS ("loopback link"), PROTOS (all
@@ -155,6 +157,11 @@ if [[ " $PARTS " == *" link "* ]]; then
             kill "$srv" 2>/dev/null || true
             wait "$srv" 2>/dev/null || true
             row link "$p$TAG" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
+            # Both ends' reports, kept for their counters (the agents'
+            # diagnostic gauges, the event loops' wake lateness).
+            mkdir -p "$OUT/runs"
+            cp "$TMP/cli.json" "$OUT/runs/$p$TAG-$loss-client.json"
+            cp "$TMP/srv.jsonl" "$OUT/runs/$p$TAG-$loss-server.jsonl"
             printf "%s\t%s\t%s\n" "$p$TAG" "$loss" "$(setup_time "$TMP/cli.json")" >> "$OUT/setup.tsv"
             printf "%s\t%s\t%s\n" "$p$TAG" "$loss" "$(energy_per_bit "$TMP/cli.json" "$TMP/srv.jsonl")" >> "$OUT/energy.tsv"
         done

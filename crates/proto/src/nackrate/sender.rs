@@ -192,7 +192,7 @@ impl NackrateSender {
         let catch_up = Duration(2 * gap.0);
         let earliest = Time(now.0.saturating_sub(catch_up.0));
         if self.diag.pace_wake && earliest > self.next_send {
-            self.diag.pace_lost = self.diag.pace_lost + earliest.saturating_since(self.next_send);
+            self.diag.pace_lost += earliest.saturating_since(self.next_send);
         }
         self.diag.pace_wake = false;
         let from = self.next_send.max(earliest);
@@ -241,7 +241,7 @@ impl NackrateSender {
         let now = net.now();
         self.timers.cancel(timers::PACE);
         if let Some(t) = self.diag.capped_since.take() {
-            self.diag.capped = self.diag.capped + now.saturating_since(t);
+            self.diag.capped += now.saturating_since(t);
         }
         loop {
             if self.inflight >= self.model.cwnd() {
@@ -568,7 +568,7 @@ impl Agent for NackrateSender {
             match t {
                 timers::PACE => {
                     if let Some(due) = pace_due {
-                        self.diag.pace_late = self.diag.pace_late + net.now().saturating_since(due);
+                        self.diag.pace_late += net.now().saturating_since(due);
                         self.diag.pace_wakes += 1;
                         self.diag.pace_wake = true;
                     }
