@@ -24,7 +24,9 @@
 # to its end).
 #
 # Prints one line per run: part, protocol, loss %, goodput Mbit/s; writes
-# them to $OUT/results.tsv, a Markdown table to $OUT/link.md and a plot to
+# them to $OUT/results.tsv, each link run's two reports (the client's -J,
+# the server's --json-stream: counters, diagnostic gauges, wake lateness)
+# to $OUT/runs/, a Markdown table to $OUT/link.md and a plot to
 # $OUT/link.png (matplotlib, if python3 has it).
 # Env: JOULENET_BIN (default target/release/joulenet), LO_SECS (5), SECS (10),
 #      LOSSES ("0 1 5 10 20"), PARTS ("loopback link"), PROTOS (all
@@ -63,6 +65,10 @@ print("%.2f" % (g / 1e6) if g else "nan")' "$1"
 }
 
 window_goodput() { # json-stream-file secs -> Mbit/s the receiver got in [0, secs]
+    # Whole intervals within the window; and a stream that ended inside it
+    # (its sender stops after -t $SECS, counted from a start a few ms before
+    # the receiver's first byte) has no interval for its last second — the
+    # report ends before that tick — so then all it delivered counts.
     python3 -c '
 import json, sys
 secs = float(sys.argv[2])
@@ -74,6 +80,11 @@ for line in open(sys.argv[1]):
         continue
     if ev.get("event") == "interval" and ev["data"]["sum"]["end"] <= secs + 1e-3:
         got += ev["data"]["sum"]["bytes"]
+    if ev.get("event") == "end":
+        e = ev["data"]
+        start = e.get("transfer_start_s") or 0.0
+        if e.get("bytes_delivered") and e["completion_time_s"] - start <= secs + 1e-3:
+            got = max(got, e["bytes_delivered"])
 print("%.2f" % (got * 8 / secs / 1e6))' "$1" "$2"
 }
 
@@ -146,6 +157,11 @@ if [[ " $PARTS " == *" link "* ]]; then
             kill "$srv" 2>/dev/null || true
             wait "$srv" 2>/dev/null || true
             row link "$p$TAG" "$loss" "$(window_goodput "$TMP/srv.jsonl" "$SECS")"
+            # Both ends' reports, kept for their counters (the agents'
+            # diagnostic gauges, the event loops' wake lateness).
+            mkdir -p "$OUT/runs"
+            cp "$TMP/cli.json" "$OUT/runs/$p$TAG-$loss-client.json"
+            cp "$TMP/srv.jsonl" "$OUT/runs/$p$TAG-$loss-server.jsonl"
             printf "%s\t%s\t%s\n" "$p$TAG" "$loss" "$(setup_time "$TMP/cli.json")" >> "$OUT/setup.tsv"
             printf "%s\t%s\t%s\n" "$p$TAG" "$loss" "$(energy_per_bit "$TMP/cli.json" "$TMP/srv.jsonl")" >> "$OUT/energy.tsv"
         done

@@ -24,6 +24,9 @@ pub const ENTRIES: &[Entry] = &[Entry {
 pub struct Udp {
     /// Link-layer attempts per datagram; `None`: the link's retry limit.
     pub link_attempts: Option<u8>,
+    /// Application bytes per datagram on hosts (the runtime's segment, so
+    /// that no datagram is fragmented); `None`: the agent's maximum.
+    pub payload: Option<u16>,
 }
 
 impl Protocol for Udp {
@@ -52,13 +55,18 @@ impl Protocol for Udp {
         t.finish()
     }
 
-    fn on_hosts(&mut self, _: &HostSettings) -> std::result::Result<(), ConfigError> {
+    fn on_hosts(&mut self, host: &HostSettings) -> std::result::Result<(), ConfigError> {
+        self.payload = Some(host.segment);
         Ok(())
     }
 
     fn agents(&self, _client: Addr, server: Addr) -> (Box<dyn Agent>, Box<dyn Agent>) {
+        let sender = UdpSender::new(server).with_link_attempts(self.link_attempts);
         (
-            Box::new(UdpSender::new(server).with_link_attempts(self.link_attempts)),
+            Box::new(match self.payload {
+                Some(bytes) => sender.with_payload(bytes),
+                None => sender,
+            }),
             Box::new(UdpReceiver::new()),
         )
     }

@@ -30,6 +30,7 @@ use crate::report::{Format, Reporter, Summary};
 use crate::route::{self, RouteInfo};
 use crate::seal::{self, ConnSeal, Psk};
 use crate::sock::{self, RecvBatch};
+use crate::wake::WakeLateness;
 
 /// What the client sends.
 #[derive(Clone, Debug, PartialEq)]
@@ -272,6 +273,7 @@ pub fn run_client(
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut batch = RecvBatch::default();
     let mut strangers = 0u64;
+    let mut wake = WakeLateness::default();
     let mut out_of_state = 0u64;
     conn.start();
     let mut refused: Option<String> = None;
@@ -387,6 +389,7 @@ pub fn run_client(
         } else {
             sock::wait(&[(&socket, !sendq.is_empty())], timeout).map_err(|e| e.to_string())?;
         }
+        wake.record(deadline, conn.now());
         for _ in 0..16 {
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
@@ -494,6 +497,7 @@ pub fn run_client(
         end.saturating_since(Time::ZERO),
     );
     let mut summary = Summary::build(&conn, end, delivered, energy);
+    summary.wake_late = Some(wake);
     // The receiver's verdict ends the transfer, possibly before our
     // transport has finished its closing exchange.
     summary.completed = error.is_none() && (summary.completed || verified);

@@ -43,6 +43,7 @@ pub mod server;
 pub mod signals;
 pub mod sock;
 pub mod token;
+pub mod wake;
 
 pub use client::{run_client, ClientApp, ClientOptions};
 pub use emulate::{parse_loss, run_emulator, EmulateOptions};

@@ -14,6 +14,36 @@ use serde_json::{json, Value};
 
 use crate::conn::{Connection, DatagramCounts};
 use crate::energy::EnergyEstimate;
+use crate::wake::WakeLateness;
+
+/// Agent gauges reported with every interval and at the end when the
+/// agent has them: where a rate-paced sender's time went (nackrate's
+/// model and its diagnostics), for comparing a host's run with the
+/// simulator's twin.
+pub const DIAGNOSTIC_GAUGES: [&str; 14] = [
+    "pacing_rate_bps",
+    "bw_bps",
+    "random_loss",
+    "min_rtt_ms",
+    "flight",
+    "inflight_hi",
+    "ack_gap_ms",
+    "capped_ms",
+    "pace_wakes",
+    "pace_late_ms",
+    "pace_lost_ms",
+    "bound_cuts",
+    "timeouts",
+    "repairs",
+];
+
+/// The diagnostic gauges `conn`'s agent answers, by name.
+fn diagnostic_gauges(conn: &Connection) -> serde_json::Map<String, Value> {
+    DIAGNOSTIC_GAUGES
+        .iter()
+        .filter_map(|&n| conn.gauge(n).map(|v| (n.to_string(), json!(v))))
+        .collect()
+}
 
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Format {
@@ -137,6 +167,7 @@ impl Reporter {
                 "cwnd": conn.gauge("cwnd"),
                 "srtt_ms": conn.gauge("srtt_ms"),
                 "sender": conn.is_client,
+                "gauges": diagnostic_gauges(conn),
             }
         });
         match self.format {
@@ -257,6 +288,12 @@ pub struct Summary {
     /// received datagrams arrived with (64 minus the relays they crossed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub route: Option<Value>,
+    /// The agent's diagnostic gauges at the end ([`DIAGNOSTIC_GAUGES`]).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub gauges: serde_json::Map<String, Value>,
+    /// How late this host's event loop woke for its deadlines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wake_late: Option<WakeLateness>,
 }
 
 impl Summary {
@@ -316,6 +353,8 @@ impl Summary {
                     "hop_limit_max": r.hop_limit_max,
                 })
             }),
+            gauges: diagnostic_gauges(conn),
+            wake_late: None,
         }
     }
 

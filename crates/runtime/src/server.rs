@@ -38,6 +38,7 @@ use crate::route::{self, RouteInfo};
 use crate::seal::{self, ConnSeal, Psk, SealError};
 use crate::sock::{self, RecvBatch};
 use crate::token::{self, TokenKey};
+use crate::wake::WakeLateness;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ServerMode {
@@ -314,6 +315,7 @@ pub fn run_server(
     let mut batch = RecvBatch::default();
     let mut scratch: Vec<u8> = Vec::new();
     let epoch = Instant::now();
+    let mut wake = WakeLateness::default();
     // A one-off server whose connection is over stays while its sender may
     // still be asking for the verdict (both copies of it can be lost): until
     // LINGER has passed without a datagram of that connection.
@@ -420,6 +422,7 @@ pub fn run_server(
                 end.saturating_since(Time::ZERO),
             );
             let mut summary = Summary::build(&e.conn, end, Some(delivered), energy);
+            summary.wake_late = Some(wake.clone());
             if !verdict.verdict.is_success() {
                 summary.error = Some(format!("{}: {}", verdict.verdict, verdict.reason));
             }
@@ -498,6 +501,7 @@ pub fn run_server(
         if !timeout.is_some_and(|t| t.is_zero()) {
             sock::wait(&[(&socket, !sendq.is_empty())], timeout).map_err(|e| e.to_string())?;
         }
+        wake.record(deadline, Time(epoch.elapsed().as_nanos() as u64));
         for _ in 0..16 {
             let n = batch.recv(&socket).map_err(|e| format!("receive: {e}"))?;
             for i in 0..n {
