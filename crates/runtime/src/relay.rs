@@ -550,6 +550,28 @@ impl Relay {
         })
     }
 
+    /// Whether `from` may become the address of endpoint `node`, which a
+    /// datagram claims to come from. Only a datagram straight from its
+    /// endpoint (no relay crossed) teaches an address, and for a node the
+    /// route table names, only from that node's IP (its port is
+    /// ephemeral): otherwise any host could claim a neighbour's node id
+    /// and have that neighbour's traffic, link-local answers included,
+    /// sent to itself.
+    fn may_learn(&self, node: NodeId, hop_limit: u8, from: SocketAddr) -> bool {
+        if route::hops_travelled(hop_limit) != 1 {
+            return false;
+        }
+        let named_ip = self
+            .routes
+            .neighbours()
+            .find(|(n, _)| *n == node)
+            .map(|(_, a)| a.ip());
+        if named_ip.is_some_and(|ip| ip != from.ip()) {
+            return false;
+        }
+        self.learned.len() < MAX_FLOWS || self.learned.contains_key(&node)
+    }
+
     /// Where a datagram for `node` goes next: a learned endpoint address,
     /// else the table's route.
     fn next_hop(&self, node: NodeId) -> Option<SocketAddr> {
@@ -604,9 +626,7 @@ impl Relay {
         }
         let hop_limit = r.hop_limit - 1;
         self.net.saw(r.src.node, r.hop_limit);
-        if self.routes.neighbour(from).is_none()
-            && (self.learned.len() < MAX_FLOWS || self.learned.contains_key(&r.src.node))
-        {
+        if self.routes.neighbour(from).is_none() && self.may_learn(r.src.node, r.hop_limit, from) {
             self.learned.insert(r.src.node, from);
         }
         let now = self.net.clock();
@@ -1374,6 +1394,48 @@ mod tests {
         let first = route::parse(&sent[0].0).unwrap();
         assert_eq!(first.route, Some(RouteRepr::new(b, Addr::new(0, 7))));
         assert_eq!(first.payload, b"back");
+    }
+
+    #[test]
+    fn a_datagram_claiming_a_neighbours_node_id_from_elsewhere_teaches_nothing() {
+        let mut routes = RouteTable::new();
+        routes.add(9, "127.0.0.1:9".parse().unwrap()).unwrap();
+        routes.add(6, "127.0.0.1:5201".parse().unwrap()).unwrap();
+        let opts = RelayOptions::new("127.0.0.1:0".parse().unwrap(), 5, routes);
+        let mut r = Relay::new(&opts);
+        let udp = Protocol::named("udp");
+        let b = Addr::new(9, 5201);
+        let straight = route::DEFAULT_HOP_LIMIT;
+        // Node 6 is the table's, at 127.0.0.1: another host claiming it is
+        // not believed.
+        let spoofer: SocketAddr = "10.9.9.9:40000".parse().unwrap();
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(6, 7), b, straight, b"d"),
+            spoofer,
+        );
+        assert_eq!(r.learned.get(&6), None);
+        assert_eq!(r.neighbour_addr(6), Some("127.0.0.1:5201".parse().unwrap()));
+        // A datagram that crossed relays says nothing of its sender's
+        // address.
+        let relayed: SocketAddr = "10.1.1.1:40001".parse().unwrap();
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(8, 7), b, straight - 2, b"d"),
+            relayed,
+        );
+        assert_eq!(r.learned.get(&8), None);
+        // Straight from endpoints: node 8 (not in the table) from anywhere,
+        // node 6 from its own IP on an ephemeral port.
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(8, 7), b, straight, b"d"),
+            relayed,
+        );
+        assert_eq!(r.learned.get(&8), Some(&relayed));
+        let ephemeral: SocketAddr = "127.0.0.1:40002".parse().unwrap();
+        r.on_datagram(
+            &dg(udp, Kind::Data, Addr::new(6, 7), b, straight, b"d"),
+            ephemeral,
+        );
+        assert_eq!(r.learned.get(&6), Some(&ephemeral));
     }
 
     /// Terminates every packet and opens its own hop toward the
