@@ -587,7 +587,10 @@ impl Agent for NackrateSender {
                         self.diag.pace_wakes += 1;
                         self.diag.pace_wake = true;
                     }
-                    self.pump(net)
+                    self.pump(net);
+                    // A wake that sent nothing (no data yet, the cap) must
+                    // not lend its catch-up to a later, unrelated send.
+                    self.diag.pace_wake = false;
                 }
                 timers::PTO => self.on_pto(net),
                 _ => {}
