@@ -307,9 +307,10 @@ impl Core {
     }
 
     /// A node hands a frame to one neighbour, `via`, whatever the routes
-    /// say (`Net::send_link_local`): over the medium if there is one, else
-    /// over the node's link to `via`; routed as `send_from` would where no
-    /// such link exists.
+    /// say (`Net::send_link_local`): over the node's wired link to `via` if
+    /// it has one, else over the medium if there is one (a topology may mix
+    /// both, as `medium_forward` does); routed as `send_from` would where
+    /// neither reaches `via`.
     pub fn send_link_local(&mut self, node: NodeId, via: NodeId, mut frame: Frame) {
         if !self.nodes[node as usize].alive() {
             self.recycle(frame.packet);
@@ -319,21 +320,21 @@ impl Core {
             return self.send_from(node, frame);
         }
         frame.prev = node;
+        let wired = self.nodes[node as usize]
+            .links_out
+            .iter()
+            .copied()
+            .find(|&l| self.links[l as usize].to == via);
+        if let Some(l) = wired {
+            return self.enqueue(l, frame);
+        }
         if let Some(mut m) = self.medium.take() {
             frame.hops += 1;
             m.enqueue(self, node, frame, via);
             self.medium = Some(m);
             return;
         }
-        let link = self.nodes[node as usize]
-            .links_out
-            .iter()
-            .copied()
-            .find(|&l| self.links[l as usize].to == via);
-        match link {
-            Some(l) => self.enqueue(l, frame),
-            None => self.forward(node, frame),
-        }
+        self.forward(node, frame);
     }
 
     /// Route a frame one hop further from `node`.
