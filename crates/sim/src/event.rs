@@ -95,11 +95,7 @@ impl EventQueue {
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         let (t, event) = self.calendar.pop()?;
-        let time = Time(t);
-        assert!(time >= self.last_popped, "time ran backwards");
-        self.last_popped = time;
-        self.popped += 1;
-        Some((time, event))
+        Some((self.advance(Time(t)), event))
     }
 
     /// Take the place in the order of events that `push(time, …)` would
@@ -129,7 +125,11 @@ impl EventQueue {
     /// counted and timed as a pop. Returns its time.
     pub fn take(&mut self, slot: Slot) -> Time {
         debug_assert!(self.is_next(slot));
-        let time = slot.time();
+        self.advance(slot.time())
+    }
+
+    /// Time moves to the event being handled, which is counted.
+    fn advance(&mut self, time: Time) -> Time {
         assert!(time >= self.last_popped, "time ran backwards");
         self.last_popped = time;
         self.popped += 1;

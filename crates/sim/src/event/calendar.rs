@@ -112,9 +112,8 @@ impl<T> Calendar<T> {
     /// Queue `item` at `time` (ns), after every item already queued at
     /// the same time. The key names it for [`Calendar::cancel`].
     pub fn push(&mut self, time: u64, item: T) -> u128 {
-        let key = (time as u128) << 64 | self.next_seq as u128;
-        self.next_seq += 1;
-        self.place(Entry { key, item });
+        let key = self.reserve(time);
+        self.push_at(key, item);
         key
     }
 
