@@ -274,7 +274,8 @@ fn a_serrano_device_spends_what_their_model_says() {
         sender.frame_j
     );
 
-    // E2TCP's metrics under it: the same run, charged more per bit.
+    // The E2TCP paper's metrics (energy per bit, efficiency) under it:
+    // the same UDP run, charged more per bit.
     let state = run(&serrano_link("serrano-linksys", "2Mbps", ""));
     assert_eq!(state.summary.bytes_delivered, r.summary.bytes_delivered);
     assert_eq!(state.summary.minimum_energy_j, r.summary.minimum_energy_j);
