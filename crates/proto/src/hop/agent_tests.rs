@@ -429,7 +429,7 @@ fn four_lossy_hops_reach_the_per_hop_bound() {
     cfg.bsyn_first = false;
     let bytes = 2_000_000;
     // The loss pattern decides whether an end-to-end BACK or FIN is lost
-    // and waited for: over seeds 1–30 the bound is met in 11 (12 before
+    // and waited for: over seeds 1–30 the bound is met in 11 (13 before
     // blocks were timed from their first frame), and the first block's
     // lost end-to-end BACK waits the initial 60 s in 7 (issue 13).
     let mut w = chain(4, bytes, &cfg);
