@@ -692,7 +692,12 @@ impl HopAgent {
                 continue;
             }
             self.simple(net, id, total, HopMessage::Fin, true);
-            let wait = self.flows[&id].e2e.timeout().max(self.cfg.bsyn_retry);
+            // A FIN crosses the path as control: it waits the path's part of
+            // a block round trip, not the time a whole block takes to leave.
+            let wait = self.flows[&id]
+                .e2e
+                .beyond_first_hop()
+                .max(self.cfg.bsyn_retry);
             self.timers.set(T_FIN, now + wait);
         }
     }
