@@ -283,10 +283,7 @@ fn virtual_retransmission_moves_no_data_where_every_hop_holds_it() {
     w.start();
     assert!(w.run(Time::from_secs(60)));
     assert_eq!(w.delivered, pattern(60_000));
-    // No virtual BSYN is needed here: the restarted relay is refilled hop
-    // by hop (0 end-to-end timeouts for crashes at 0.3–2.9 s but 2.8 s).
-    // The 6 this case counted before blocks were timed from their first
-    // frame (issue 13) were spurious: the run ended at the same instant.
+    assert!(gauge(&w, 0, "hop_virtual_bsyns") >= 1.0);
     assert_eq!(w.agents[0].stats().timeouts, 1);
     let log = w.take_log();
     let data = log
