@@ -477,6 +477,19 @@ struct RelayNet {
     radio: NoRadio,
 }
 
+impl RelayNet {
+    /// A relay's driver at time zero with nothing queued or sent.
+    fn new() -> RelayNet {
+        RelayNet {
+            now: Time::ZERO,
+            queue_to_2: 0,
+            sent: Vec::new(),
+            rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
+            radio: NoRadio,
+        }
+    }
+}
+
 impl Net for RelayNet {
     fn now(&self) -> Time {
         self.now
@@ -532,13 +545,7 @@ fn a_relay_serves_its_flows_a_txop_each_in_turn() {
     // without a BACK from node 2 (none comes in this test).
     cfg.bsyn_first = false;
     let mut relay = HopAgent::relay(cfg.clone());
-    let mut net = RelayNet {
-        now: Time::ZERO,
-        queue_to_2: 0,
-        sent: Vec::new(),
-        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
-        radio: NoRadio,
-    };
+    let mut net = RelayNet::new();
     let data = pattern(20 * 1400);
     // Two flows, 0:1 → 2:1 (id 10) and 0:2 → 2:2 (id 20), each a block of
     // 20 frames, all of it arriving before the queue drains.
@@ -674,13 +681,7 @@ fn an_unanswered_bsyn_is_repeated_after_the_hops_measured_round_trip() {
     cfg.pace_queue = None;
     let retry = cfg.bsyn_retry;
     let mut relay = HopAgent::relay(cfg);
-    let mut net = RelayNet {
-        now: Time::ZERO,
-        queue_to_2: 0,
-        sent: Vec::new(),
-        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
-        radio: NoRadio,
-    };
+    let mut net = RelayNet::new();
     let bsyn_at = |net: &RelayNet| {
         net.sent
             .iter()
@@ -733,13 +734,7 @@ fn no_bsyn_is_repeated_while_the_queue_ahead_still_holds_packets() {
     let mut cfg = test_cfg();
     cfg.pace_queue = None;
     let mut relay = HopAgent::relay(cfg);
-    let mut net = RelayNet {
-        now: Time::ZERO,
-        queue_to_2: 0,
-        sent: Vec::new(),
-        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
-        radio: NoRadio,
-    };
+    let mut net = RelayNet::new();
     let bsyns = |net: &RelayNet| {
         net.sent
             .iter()
@@ -770,13 +765,7 @@ fn overheard_frames_spare_a_virtual_retransmission_their_bytes() {
     // A node overhears frames 0..3 of a block passing on another route;
     // when a virtual BSYN for that block reaches it, its BACK says so.
     let mut relay = HopAgent::relay(test_cfg());
-    let mut net = RelayNet {
-        now: Time::ZERO,
-        queue_to_2: 0,
-        sent: Vec::new(),
-        rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
-        radio: NoRadio,
-    };
+    let mut net = RelayNet::new();
     let data = pattern(10 * 1400);
     let (src, dst) = (Addr::new(0, 1), Addr::new(2, 1));
     for (i, c) in data.chunks(1400).enumerate().take(4) {
