@@ -101,11 +101,8 @@ impl Access for Contention {
         } else {
             a.cw = (2 * a.cw + 1).min(a.p.cw_max);
         }
-        a.scheduled = false;
         a.gen = a.gen.wrapping_add(1);
-        if let Some(key) = a.access_key.take() {
-            cx.core.queue.cancel(key);
-        }
+        a.unschedule(&mut cx.core.queue);
         let b = x.draw(s, ac);
         x.st[s].acs[ac].backoff = Some(b);
         x.schedule(cx.core, s, ac);
@@ -239,11 +236,8 @@ impl Stations<Contention> {
             if let Some(b) = a.backoff.as_mut() {
                 *b -= slots.min(*b);
             }
-            a.scheduled = false;
             a.gen = a.gen.wrapping_add(1);
-            if let Some(key) = a.access_key.take() {
-                core.queue.cancel(key);
-            }
+            a.unschedule(&mut core.queue);
         }
     }
 

@@ -92,9 +92,15 @@ impl Phy {
         }
     }
 
+    /// Bytes on the air (MAC header, FCS and LLC/SNAP header included) of
+    /// a data frame carrying `network_len` bytes of network-layer packet.
+    pub fn psdu_bytes(&self, network_len: usize) -> u32 {
+        network_len as u32 + self.data_overhead
+    }
+
     /// A data frame carrying `network_len` bytes of network-layer packet.
     pub fn data_airtime(&self, network_len: usize) -> Duration {
-        self.airtime(network_len as u32 + self.data_overhead, self.rate_bps)
+        self.airtime(self.psdu_bytes(network_len), self.rate_bps)
     }
 
     pub fn control_airtime(&self, bytes: u32) -> Duration {

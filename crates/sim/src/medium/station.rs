@@ -41,7 +41,7 @@ use super::mac::{Cx, LinkCounts, Out};
 use super::phy::{self, AcParams, Phy};
 use super::{MediumEvent, MediumSpec, MediumStats, BROADCAST};
 use crate::core::Core;
-use crate::event::{Event, EventKey};
+use crate::event::{Event, EventKey, EventQueue};
 use crate::frame::Frame;
 use crate::rng::Streams;
 
@@ -165,6 +165,17 @@ pub(super) struct Ac {
     pub(super) aifs: Duration,
     pub(super) queue: VecDeque<Queued>,
     pub(super) p: AcParams,
+}
+
+impl Ac {
+    /// No backoff of this category is counting down any more: its queued
+    /// `Access` event, if any, is taken back so it is never popped.
+    pub(super) fn unschedule(&mut self, queue: &mut EventQueue) {
+        self.scheduled = false;
+        if let Some(key) = self.access_key.take() {
+            queue.cancel(key);
+        }
+    }
 }
 
 /// `repr(C, align(64))`: at a thousand stations they no longer sit in
@@ -471,10 +482,7 @@ impl<A: Access> Stations<A> {
             }
             st.service.flushed(ac);
             a.backoff = None;
-            a.scheduled = false;
-            if let Some(key) = a.access_key.take() {
-                cx.core.queue.cancel(key);
-            }
+            a.unschedule(&mut cx.core.queue);
         }
         st.exchange = false;
         st.waiting = Waiting::Nothing;
@@ -533,7 +541,7 @@ impl<A: Access> Stations<A> {
     }
 
     fn data_bytes(&self, q: &Queued) -> u32 {
-        q.frame.network_len() as u32 + self.phy.data_overhead
+        self.phy.psdu_bytes(q.frame.network_len())
     }
 
     /// Send the head frame: RTS first if it is long enough, else the data.
@@ -635,7 +643,7 @@ impl<A: Access> Stations<A> {
         let Some(rates) = self.rates.as_mut().filter(|_| wants_ack) else {
             return (self.phy.data_airtime(len), 0.0);
         };
-        let bytes = len as u32 + self.phy.data_overhead;
+        let bytes = self.phy.psdu_bytes(len);
         let a = &mut self.st[s].acs[ac];
         let attempt = a.retries as u32;
         let q = a.queue.front_mut().expect("checked above");
@@ -657,7 +665,7 @@ impl<A: Access> Stations<A> {
                     super::rate_control::CONFIGURED => r.peek(s, q.next, now),
                     rate => rate,
                 };
-                r.airtime(rate, len as u32 + self.phy.data_overhead)
+                r.airtime(rate, self.phy.psdu_bytes(len))
             }
             _ => self.phy.data_airtime(len),
         }
@@ -834,7 +842,7 @@ impl<A: Access> Stations<A> {
                     x.acked += 1;
                 }
                 if let Some(r) = self.rates.as_mut() {
-                    let bytes = q.frame.network_len() as u32 + self.phy.data_overhead;
+                    let bytes = self.phy.psdu_bytes(q.frame.network_len());
                     let tries = a.retries as u32 + 1;
                     r.report(s, q.next, q.rate, bytes, tries, true, now);
                 }
@@ -889,7 +897,7 @@ impl<A: Access> Stations<A> {
                     .served(ac, cx.core.now, q.next, bytes, false, more);
                 self.stats.retry_drops += 1;
                 if let Some(r) = self.rates.as_mut() {
-                    let psdu = bytes + self.phy.data_overhead;
+                    let psdu = self.phy.psdu_bytes(q.frame.network_len());
                     r.report(s, q.next, q.rate, psdu, tries as u32, false, cx.core.now);
                 }
                 cx.core.recycle(q.frame.packet);
