@@ -340,9 +340,14 @@ impl Core {
     /// Route a frame one hop further from `node`.
     pub fn forward(&mut self, node: NodeId, mut frame: Frame) {
         frame.prev = node;
-        let Some(frame) = self.medium_forward(node, frame) else {
-            return;
-        };
+        // Only a network with a medium hands the frame there and back: on
+        // wired links the frame (~90 bytes) is not moved twice more.
+        if self.medium.is_some() {
+            match self.medium_forward(node, frame) {
+                Some(back) => frame = back,
+                None => return,
+            }
+        }
         if !self.policy.is_empty() {
             return self.forward_pinned(node, frame);
         }
@@ -527,9 +532,12 @@ impl Core {
                     },
                 );
             self.count_attempt(li, bits, lost);
-            self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
-            let heard = receiver_listening.then_some(lost);
-            self.charge_frame(from_radio, to_radio, (bits / 8) as u32, t_frame, heard);
+            // A wired link has no radio to account for.
+            if from_radio.is_some() || to_radio.is_some() {
+                self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
+                let heard = receiver_listening.then_some(lost);
+                self.charge_frame(from_radio, to_radio, (bits / 8) as u32, t_frame, heard);
+            }
             let delivered = (!lost && receiver_listening).then_some(now + t_frame + d);
             return Exchange {
                 delivered_at: delivered,
