@@ -621,7 +621,10 @@ impl<'a> TcpRepr<'a> {
         h[field::WINDOW].copy_from_slice(&self.window.to_be_bytes());
         let buffer = packet.buffer.as_mut();
         buffer[..HEADER_LEN].copy_from_slice(&h);
-        self.options.emit(&mut buffer[HEADER_LEN..header_len]);
+        // Most segments carry no options: the call would check each kind.
+        if header_len > HEADER_LEN {
+            self.options.emit(&mut buffer[HEADER_LEN..header_len]);
+        }
         buffer[header_len..header_len + self.payload.len()].copy_from_slice(self.payload);
     }
 
