@@ -293,6 +293,10 @@ impl Core {
     }
 
     /// A node hands a frame to the network layer: deliver locally or route.
+    // `send_from`, `forward`, `enqueue` and `arrival` are `#[inline]`:
+    // every frame passes through them, and a frame (~90 bytes) passed by
+    // value was copied at each call that stayed a call.
+    #[inline]
     pub fn send_from(&mut self, node: NodeId, frame: Frame) {
         if !self.nodes[node as usize].alive() {
             self.recycle(frame.packet);
@@ -338,6 +342,7 @@ impl Core {
     }
 
     /// Route a frame one hop further from `node`.
+    #[inline]
     pub fn forward(&mut self, node: NodeId, mut frame: Frame) {
         frame.prev = node;
         // Only a network with a medium hands the frame there and back: on
@@ -400,6 +405,7 @@ impl Core {
             .map(|p| p.link)
     }
 
+    #[inline]
     pub fn enqueue(&mut self, l: LinkIndex, frame: Frame) {
         let now = self.now;
         let link = &mut self.links[l as usize];
@@ -650,6 +656,7 @@ impl Core {
     /// the next frame's arrival if one is in flight: the caller queues
     /// `Event::Arrival(l)` there, or handles it directly when it is next
     /// (`Simulation::arrivals`).
+    #[inline]
     pub fn arrival(&mut self, l: LinkIndex) -> (Option<Frame>, Option<Slot>) {
         let link = &mut self.links[l as usize];
         let Some((at, frame)) = link.in_flight.pop_front() else {
