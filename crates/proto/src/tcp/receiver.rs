@@ -214,6 +214,8 @@ impl TcpAgent {
 
     /// Once every byte before the peer's FIN has been delivered, the stream
     /// ends for the application.
+    // Called on every data segment, and returns at once but once.
+    #[inline]
     fn check_peer_fin(&mut self, net: &mut dyn Net) {
         if self.fin_received || self.peer_fin != Some(self.rcv_nxt) {
             return;
