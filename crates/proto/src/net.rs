@@ -46,6 +46,8 @@ pub enum NetworkHeader {
 }
 
 impl NetworkHeader {
+    // Asked for every frame a link sends, from the simulator's crate.
+    #[inline]
     pub const fn len(self) -> usize {
         match self {
             NetworkHeader::Ipv4 { .. } => 20,

@@ -14,36 +14,48 @@ pub struct Time(pub u64);
 #[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Duration(pub u64);
 
+// Every frame and segment does time arithmetic in another crate than this
+// one; without link-time optimisation (the dev profile) a function that is
+// not generic is inlined across crates only when marked `#[inline]`.
 impl Time {
     pub const ZERO: Time = Time(0);
     /// An instant that never comes: the value of an unset timer.
     pub const NEVER: Time = Time(u64::MAX);
 
+    #[inline]
     pub const fn from_nanos(ns: u64) -> Time {
         Time(ns)
     }
+    #[inline]
     pub const fn from_micros(us: u64) -> Time {
         Time(us * 1_000)
     }
+    #[inline]
     pub const fn from_millis(ms: u64) -> Time {
         Time(ms * 1_000_000)
     }
+    #[inline]
     pub const fn from_secs(s: u64) -> Time {
         Time(s * 1_000_000_000)
     }
+    #[inline]
     pub fn from_secs_f64(s: f64) -> Time {
         Time(Duration::from_secs_f64(s).0)
     }
+    #[inline]
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    #[inline]
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    #[inline]
     pub const fn is_never(self) -> bool {
         self.0 == u64::MAX
     }
     /// Time elapsed since `earlier`, zero if `earlier` is later.
+    #[inline]
     pub const fn saturating_since(self, earlier: Time) -> Duration {
         Duration(self.0.saturating_sub(earlier.0))
     }
@@ -53,20 +65,25 @@ impl Duration {
     pub const ZERO: Duration = Duration(0);
     pub const MAX: Duration = Duration(u64::MAX);
 
+    #[inline]
     pub const fn from_nanos(ns: u64) -> Duration {
         Duration(ns)
     }
+    #[inline]
     pub const fn from_micros(us: u64) -> Duration {
         Duration(us * 1_000)
     }
+    #[inline]
     pub const fn from_millis(ms: u64) -> Duration {
         Duration(ms * 1_000_000)
     }
+    #[inline]
     pub const fn from_secs(s: u64) -> Duration {
         Duration(s * 1_000_000_000)
     }
     /// Rounds to the nearest nanosecond; negative and NaN inputs give zero,
     /// huge ones saturate.
+    #[inline]
     pub fn from_secs_f64(s: f64) -> Duration {
         if s.is_nan() || s <= 0.0 {
             return Duration::ZERO;
@@ -78,26 +95,33 @@ impl Duration {
             Duration(ns as u64)
         }
     }
+    #[inline]
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    #[inline]
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 * 1e-9
     }
+    #[inline]
     pub fn as_millis_f64(self) -> f64 {
         self.0 as f64 * 1e-6
     }
+    #[inline]
     pub const fn saturating_mul(self, k: u64) -> Duration {
         Duration(self.0.saturating_mul(k))
     }
+    #[inline]
     pub const fn saturating_add(self, d: Duration) -> Duration {
         Duration(self.0.saturating_add(d.0))
     }
+    #[inline]
     pub const fn saturating_sub(self, d: Duration) -> Duration {
         Duration(self.0.saturating_sub(d.0))
     }
     /// Time to serialise `bits` at `rate_bps`, rounded up to whole nanoseconds
     /// so that a link never carries more than its rate.
+    #[inline]
     pub const fn transmission(bits: u64, rate_bps: u64) -> Duration {
         if rate_bps == 0 {
             return Duration::MAX;
@@ -115,12 +139,14 @@ impl Duration {
 }
 
 impl From<std::time::Duration> for Duration {
+    #[inline]
     fn from(d: std::time::Duration) -> Duration {
         Duration(d.as_nanos().min(u64::MAX as u128) as u64)
     }
 }
 
 impl From<Duration> for std::time::Duration {
+    #[inline]
     fn from(d: Duration) -> std::time::Duration {
         std::time::Duration::from_nanos(d.0)
     }
@@ -128,45 +154,53 @@ impl From<Duration> for std::time::Duration {
 
 impl Add<Duration> for Time {
     type Output = Time;
+    #[inline]
     fn add(self, d: Duration) -> Time {
         Time(self.0.saturating_add(d.0))
     }
 }
 impl AddAssign<Duration> for Time {
+    #[inline]
     fn add_assign(&mut self, d: Duration) {
         *self = *self + d;
     }
 }
 impl Sub<Duration> for Time {
     type Output = Time;
+    #[inline]
     fn sub(self, d: Duration) -> Time {
         Time(self.0.saturating_sub(d.0))
     }
 }
 impl Sub<Time> for Time {
     type Output = Duration;
+    #[inline]
     fn sub(self, t: Time) -> Duration {
         Duration(self.0.saturating_sub(t.0))
     }
 }
 impl Add for Duration {
     type Output = Duration;
+    #[inline]
     fn add(self, d: Duration) -> Duration {
         Duration(self.0.saturating_add(d.0))
     }
 }
 impl AddAssign for Duration {
+    #[inline]
     fn add_assign(&mut self, d: Duration) {
         *self = *self + d;
     }
 }
 impl Sub for Duration {
     type Output = Duration;
+    #[inline]
     fn sub(self, d: Duration) -> Duration {
         Duration(self.0.saturating_sub(d.0))
     }
 }
 impl SubAssign for Duration {
+    #[inline]
     fn sub_assign(&mut self, d: Duration) {
         *self = *self - d;
     }

@@ -281,10 +281,14 @@ impl Core {
             .map(|&(_, a)| a)
     }
 
+    // `buffer` and `recycle`: every packet takes a buffer from the pool
+    // and gives it back; inlined, each is a few instructions.
+    #[inline]
     pub fn buffer(&mut self) -> Vec<u8> {
         self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048))
     }
 
+    #[inline]
     pub fn recycle(&mut self, mut packet: Vec<u8>) {
         if self.pool.len() < POOL_LIMIT && packet.capacity() >= 1024 {
             packet.clear();
@@ -293,6 +297,10 @@ impl Core {
     }
 
     /// A node hands a frame to the network layer: deliver locally or route.
+    // `send_from`, `forward`, `enqueue` and `arrival` are `#[inline]`:
+    // every frame passes through them, and a frame (~90 bytes) passed by
+    // value was copied at each call that stayed a call.
+    #[inline]
     pub fn send_from(&mut self, node: NodeId, frame: Frame) {
         if !self.nodes[node as usize].alive() {
             self.recycle(frame.packet);
@@ -338,11 +346,17 @@ impl Core {
     }
 
     /// Route a frame one hop further from `node`.
+    #[inline]
     pub fn forward(&mut self, node: NodeId, mut frame: Frame) {
         frame.prev = node;
-        let Some(frame) = self.medium_forward(node, frame) else {
-            return;
-        };
+        // Only a network with a medium hands the frame there and back: on
+        // wired links the frame (~90 bytes) is not moved twice more.
+        if self.medium.is_some() {
+            match self.medium_forward(node, frame) {
+                Some(back) => frame = back,
+                None => return,
+            }
+        }
         if !self.policy.is_empty() {
             return self.forward_pinned(node, frame);
         }
@@ -395,6 +409,7 @@ impl Core {
             .map(|p| p.link)
     }
 
+    #[inline]
     pub fn enqueue(&mut self, l: LinkIndex, frame: Frame) {
         let now = self.now;
         let link = &mut self.links[l as usize];
@@ -527,9 +542,12 @@ impl Core {
                     },
                 );
             self.count_attempt(li, bits, lost);
-            self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
-            let heard = receiver_listening.then_some(lost);
-            self.charge_frame(from_radio, to_radio, (bits / 8) as u32, t_frame, heard);
+            // A wired link has no radio to account for.
+            if from_radio.is_some() || to_radio.is_some() {
+                self.register(from_radio, to_radio, now, t_frame, d, receiver_listening);
+                let heard = receiver_listening.then_some(lost);
+                self.charge_frame(from_radio, to_radio, (bits / 8) as u32, t_frame, heard);
+            }
             let delivered = (!lost && receiver_listening).then_some(now + t_frame + d);
             return Exchange {
                 delivered_at: delivered,
@@ -642,6 +660,7 @@ impl Core {
     /// the next frame's arrival if one is in flight: the caller queues
     /// `Event::Arrival(l)` there, or handles it directly when it is next
     /// (`Simulation::arrivals`).
+    #[inline]
     pub fn arrival(&mut self, l: LinkIndex) -> (Option<Frame>, Option<Slot>) {
         let link = &mut self.links[l as usize];
         let Some((at, frame)) = link.in_flight.pop_front() else {

@@ -220,6 +220,11 @@ pub fn checksum_ipv4(src: [u8; 4], dst: [u8; 4], segment: &[u8]) -> u16 {
     checksum::finish(&[pseudo, checksum::sum(segment)])
 }
 
+// The small accessors below are `#[inline]`: every segment sent and
+// received calls them from the protocol crate, and without link-time
+// optimisation (the dev profile) a function that is not generic is
+// inlined across crates only when marked.
+
 /// The control flags joulenet sets (ACK is `TcpRepr::ack.is_some()`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TcpFlags {
@@ -230,6 +235,7 @@ pub struct TcpFlags {
 }
 
 impl TcpFlags {
+    #[inline]
     fn from_bits(bits: u8) -> TcpFlags {
         TcpFlags {
             syn: bits & flag::SYN != 0,
@@ -238,6 +244,7 @@ impl TcpFlags {
             psh: bits & flag::PSH != 0,
         }
     }
+    #[inline]
     fn bits(self) -> u8 {
         let mut b = 0;
         if self.syn {
@@ -272,6 +279,7 @@ pub struct SackBlocks {
 }
 
 impl SackBlocks {
+    #[inline]
     pub const fn new() -> SackBlocks {
         SackBlocks {
             blocks: [SackBlock { left: 0, right: 0 }; MAX_SACK_BLOCKS],
@@ -279,6 +287,7 @@ impl SackBlocks {
         }
     }
     /// Appends a block; returns false (and drops it) when full.
+    #[inline]
     pub fn push(&mut self, block: SackBlock) -> bool {
         if (self.len as usize) < MAX_SACK_BLOCKS {
             self.blocks[self.len as usize] = block;
@@ -288,12 +297,15 @@ impl SackBlocks {
             false
         }
     }
+    #[inline]
     pub fn as_slice(&self) -> &[SackBlock] {
         &self.blocks[..self.len as usize]
     }
+    #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -354,6 +366,7 @@ const SACK_BLOCK_LEN: usize = 8;
 const ELN_LEN: usize = 4; // kind 253, len 4, ExID
 
 impl TcpOptions {
+    #[inline]
     fn fixed_len(&self) -> usize {
         let mut n = 0;
         if self.mss.is_some() {
@@ -379,17 +392,20 @@ impl TcpOptions {
 
     /// How many SACK blocks fit beside the other options: 4 alone, 3 with
     /// timestamps (2 with timestamps and ELN).
+    #[inline]
     pub fn max_sack_blocks(&self) -> usize {
         Self::sack_room(self.fixed_len())
     }
 
     /// SACK blocks that fit beside `fixed` bytes of other options.
+    #[inline]
     fn sack_room(fixed: usize) -> usize {
         let room = MAX_OPTIONS_LEN.saturating_sub(fixed);
         (room.saturating_sub(SACK_BASE_LEN) / SACK_BLOCK_LEN).min(MAX_SACK_BLOCKS)
     }
 
     /// SACK blocks actually emitted: those beyond the option space are left out.
+    #[inline]
     fn emitted_sack_blocks(&self) -> usize {
         // Most segments carry none: skip measuring the other options.
         match self.sack_blocks.len() {
@@ -401,6 +417,7 @@ impl TcpOptions {
     /// Emitted option bytes (a multiple of 4, at most 40). Every segment
     /// sent asks (twice: to size the buffer, then to write the header), so
     /// the other options are measured once here.
+    #[inline]
     pub fn len(&self) -> usize {
         let fixed = self.fixed_len();
         let sack = match self.sack_blocks.len().min(Self::sack_room(fixed)) {
@@ -414,9 +431,11 @@ impl TcpOptions {
         self.len() == 0
     }
 
-    /// Parses an option list, skipping unknown options.
-    fn parse(mut bytes: &[u8]) -> Result<TcpOptions> {
-        let mut opts = TcpOptions::default();
+    /// Parses an option list into `self` (the defaults), skipping unknown
+    /// options. In place: a returned `TcpOptions` was moved three times
+    /// per segment on the way into its `TcpRepr`.
+    fn parse_into(&mut self, mut bytes: &[u8]) -> Result<()> {
+        let opts = self;
         while let Some(&kind) = bytes.first() {
             match kind {
                 option::END => break,
@@ -432,7 +451,7 @@ impl TcpOptions {
                 }
             }
         }
-        Ok(opts)
+        Ok(())
     }
 
     fn parse_one(&mut self, kind: u8, body: &[u8]) -> Result<()> {
@@ -554,24 +573,31 @@ impl<'a> TcpRepr<'a> {
         let u16_at = |i: usize| u16::from_be_bytes([h[i], h[i + 1]]);
         let u32_at = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
         let bits = h[field::FLAGS];
-        Ok(TcpRepr {
+        let mut repr = TcpRepr {
             src_port: u16_at(field::SRC_PORT.start),
             dst_port: u16_at(field::DST_PORT.start),
             seq: u32_at(field::SEQ.start),
             ack: (bits & flag::ACK != 0).then(|| u32_at(field::ACK.start)),
             flags: TcpFlags::from_bits(bits),
             window: u16_at(field::WINDOW.start),
-            options: TcpOptions::parse(&bytes[HEADER_LEN..header_len])?,
+            options: TcpOptions::default(),
             payload: &bytes[header_len..],
-        })
+        };
+        // Most segments carry no options (no timestamps, no SACK blocks).
+        if header_len > HEADER_LEN {
+            repr.options.parse_into(&bytes[HEADER_LEN..header_len])?;
+        }
+        Ok(repr)
     }
 
     /// Header length with options, padded to 4 bytes.
+    #[inline]
     pub fn header_len(&self) -> usize {
         HEADER_LEN + self.options.len()
     }
 
     /// Header plus payload.
+    #[inline]
     pub fn buffer_len(&self) -> usize {
         self.header_len() + self.payload.len()
     }
@@ -595,7 +621,10 @@ impl<'a> TcpRepr<'a> {
         h[field::WINDOW].copy_from_slice(&self.window.to_be_bytes());
         let buffer = packet.buffer.as_mut();
         buffer[..HEADER_LEN].copy_from_slice(&h);
-        self.options.emit(&mut buffer[HEADER_LEN..header_len]);
+        // Most segments carry no options: the call would check each kind.
+        if header_len > HEADER_LEN {
+            self.options.emit(&mut buffer[HEADER_LEN..header_len]);
+        }
         buffer[header_len..header_len + self.payload.len()].copy_from_slice(self.payload);
     }
 
@@ -607,6 +636,7 @@ impl<'a> TcpRepr<'a> {
     }
 
     /// Number of bytes of sequence space used: payload plus SYN and FIN.
+    #[inline]
     pub fn segment_len(&self) -> usize {
         self.payload.len() + self.flags.syn as usize + self.flags.fin as usize
     }

@@ -493,13 +493,12 @@ impl TcpAgent {
         seq: u64,
         flags: TcpFlags,
         ack: Option<u64>,
-        options: TcpOptions,
+        mut options: TcpOptions,
         data: Option<(usize, usize)>,
         kind: SendKind,
     ) {
         let Some(peer) = self.peer else { return };
         let payload_len = data.map_or(0, |(_, len)| len);
-        let mut options = options;
         self.stp_mark_poll(net, &mut options, payload_len > 0 || flags.fin);
         let repr = TcpRepr {
             src_port: self.local_port,
@@ -552,6 +551,7 @@ impl TcpAgent {
     }
 
     /// Options of a segment after the handshake: timestamps and SACK blocks.
+    #[inline]
     pub(crate) fn segment_options(&mut self, net: &dyn Net) -> TcpOptions {
         let mut o = TcpOptions::default();
         if self.ts_ok {

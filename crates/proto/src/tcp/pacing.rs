@@ -46,6 +46,8 @@ impl TcpAgent {
 
     /// The paced rate in full segments per second, `None` when not pacing
     /// (pacing off, or no RTT sample yet).
+    // Asked on every segment sent; unpaced variants answer at once.
+    #[inline]
     pub(crate) fn pacing_rate_pps(&self) -> Option<f64> {
         let Pacing::Pftk { b } = self.cfg.pacing else {
             return None;

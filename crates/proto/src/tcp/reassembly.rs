@@ -12,6 +12,14 @@ use std::collections::{BTreeMap, VecDeque};
 /// the 4 an option can carry, so that merged blocks do not empty the list.
 const RECENT: usize = 8;
 
+/// How many emptied piece buffers are kept for the next out-of-order
+/// segments. A piece is one segment's bytes (~1.5 KB), above the
+/// allocator's per-thread cache, so a fresh one cost a `malloc` and a
+/// `free` of ~500 instructions together; sixteen cover a window's worth
+/// of holes on the benchmark (docs/PERFORMANCE.md) and bound what a
+/// receiver keeps after its holes have filled (~24 KB).
+const SPARE: usize = 16;
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Reassembly {
     /// Start offset → bytes; non-overlapping.
@@ -20,6 +28,8 @@ pub(crate) struct Reassembly {
     /// Offsets of the most recently received out-of-order segments, newest
     /// first: RFC 2018 §4 wants the block holding the newest one first.
     recent: VecDeque<u64>,
+    /// Emptied piece buffers, reused before allocating (`SPARE`).
+    spare: Vec<Vec<u8>>,
 }
 
 impl Reassembly {
@@ -65,8 +75,18 @@ impl Reassembly {
 
     fn put(&mut self, at: u64, data: &[u8]) -> usize {
         self.bytes += data.len();
-        self.pieces.insert(at, data.to_vec());
+        let mut piece = self.spare.pop().unwrap_or_default();
+        piece.extend_from_slice(data);
+        self.pieces.insert(at, piece);
         data.len()
+    }
+
+    /// Keeps a delivered piece's buffer for a later one.
+    fn recycle(&mut self, mut piece: Vec<u8>) {
+        if self.spare.len() < SPARE {
+            piece.clear();
+            self.spare.push(piece);
+        }
     }
 
     /// Hands the application what continues the stream at `*rcv_nxt`, as
@@ -87,6 +107,7 @@ impl Reassembly {
             if n < piece.len() {
                 self.insert(*rcv_nxt, &piece[n..]);
             }
+            self.recycle(piece);
         }
         delivered
     }
@@ -106,6 +127,7 @@ impl Reassembly {
                 piece.drain(..(rcv_nxt - start) as usize);
                 return Some(piece);
             }
+            self.recycle(piece);
         }
     }
 
@@ -181,6 +203,18 @@ mod tests {
         r.insert(20, b"ab");
         assert_eq!(r.pop_in_order(30), None);
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_reused_buffer_holds_only_its_new_piece() {
+        let mut r = Reassembly::default();
+        r.insert(5, b"hello");
+        assert_eq!(r.pop_in_order(20), None, "wholly delivered: dropped");
+        assert_eq!(r.spare.len(), 1, "its buffer is kept");
+        r.insert(30, b"ab");
+        assert!(r.spare.is_empty(), "and reused");
+        assert_eq!(r.pop_in_order(30).unwrap(), b"ab");
+        assert_eq!(r.bytes(), 0);
     }
 
     #[test]

@@ -137,12 +137,10 @@ impl TcpAgent {
         // In order: straight from the packet to the application.
         net.deliver(&payload[(self.rcv_nxt - seq) as usize..]);
         self.rcv_nxt = end;
-        let hole_filled = !self.reasm.is_empty();
-        while let Some(piece) = self.reasm.pop_in_order(self.rcv_nxt) {
-            net.deliver(&piece);
-            self.rcv_nxt += piece.len() as u64;
-        }
-        if hole_filled {
+        if !self.reasm.is_empty() {
+            // What waited behind the hole, all of it (the application has
+            // no room limit here).
+            self.reasm.deliver_ready(&mut self.rcv_nxt, net);
             self.ack_now = true; // RFC 5681 §4.2: at once when a gap fills
         } else if first_data {
             self.ack_now = true;
@@ -216,6 +214,8 @@ impl TcpAgent {
 
     /// Once every byte before the peer's FIN has been delivered, the stream
     /// ends for the application.
+    // Called on every data segment, and returns at once but once.
+    #[inline]
     fn check_peer_fin(&mut self, net: &mut dyn Net) {
         if self.fin_received || self.peer_fin != Some(self.rcv_nxt) {
             return;

@@ -716,6 +716,8 @@ impl TcpAgent {
 
     /// Arms the persist timer when the window stalls (once: later calls
     /// must not push the probe further away), disarms it when it opens.
+    // Called after every transmit; the window is rarely stalled.
+    #[inline]
     fn update_persist(&mut self, net: &mut dyn Net) {
         if !self.window_stalled() {
             if self.persist_armed {

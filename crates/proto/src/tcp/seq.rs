@@ -110,6 +110,36 @@ mod tests {
         }
     }
 
+    #[test]
+    fn half_a_wrap_away_and_the_first_wrap_agree_with_the_128_bit_path() {
+        let half = 1u64 << 31;
+        for expected in [
+            0,
+            1,
+            half - 1,
+            half,
+            half + 1,
+            2 * half,
+            3 * half,
+            3 * half + 1,
+        ] {
+            for low in [
+                0,
+                1,
+                half as u32 - 1,
+                half as u32,
+                half as u32 + 1,
+                u32::MAX,
+            ] {
+                assert_eq!(
+                    nearest_i64(low, expected),
+                    nearest_i128(low, expected),
+                    "{low} {expected}"
+                );
+            }
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn the_64_bit_path_is_the_128_bit_one(low: u32, expected in 0..FAST_LIMIT) {

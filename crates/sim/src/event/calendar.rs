@@ -136,7 +136,7 @@ impl<T> Calendar<T> {
     pub fn least_key(&mut self) -> Option<u128> {
         loop {
             if self.near.is_empty() {
-                self.open_next();
+                self.open_next(false);
             }
             let key = self.near.peek()?.key;
             match self.cancelled.iter().position(|&k| k == key) {
@@ -205,7 +205,9 @@ impl<T> Calendar<T> {
     pub fn pop(&mut self) -> Option<(u64, T)> {
         loop {
             if self.near.is_empty() {
-                self.open_next();
+                if let Some(e) = self.open_next(true) {
+                    return Some((e.time(), e.item));
+                }
             }
             let e = self.near.pop()?;
             if let Some(at) = self.cancelled.iter().position(|&k| k == e.key) {
@@ -224,13 +226,16 @@ impl<T> Calendar<T> {
         self.len() == 0
     }
 
-    /// `near` is empty: move the earliest non-empty slot into it.
-    fn open_next(&mut self) {
+    /// `near` is empty: move the earliest non-empty slot into it. With
+    /// `take_lone`, a slot holding a single item hands it back instead:
+    /// it is the least of all, and on a sparse queue (a link's frames are
+    /// tens of slots apart) most slots hold one, which then skips the
+    /// heap's push and pop. It cannot have been cancelled: `cancelled`
+    /// names only items of slots already opened.
+    fn open_next(&mut self, take_lone: bool) -> Option<Entry<T>> {
         loop {
             if self.in_wheel == 0 {
-                let Some(first) = self.far.iter().map(Entry::slot).min() else {
-                    return;
-                };
+                let first = self.far.iter().map(Entry::slot).min()?;
                 self.horizon = first;
                 self.refill();
                 continue;
@@ -246,10 +251,16 @@ impl<T> Calendar<T> {
             self.occupied[i / 64] &= !(1 << (i % 64));
             let mut events = std::mem::take(&mut self.wheel[i]);
             self.in_wheel -= events.len();
-            self.near.extend(events.drain(..));
-            self.spare.push(events);
             self.horizon = slot + 1;
-            return;
+            let lone = match take_lone && events.len() == 1 {
+                true => events.pop(),
+                false => {
+                    self.near.extend(events.drain(..));
+                    None
+                }
+            };
+            self.spare.push(events);
+            return lone;
         }
     }
 
