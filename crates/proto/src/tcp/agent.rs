@@ -472,10 +472,6 @@ impl TcpAgent {
 
     // ---- emission ----
 
-    /// Builds and sends one segment. `data` is `(offset in send buffer,
-    /// length)`; the payload is copied straight from the send buffer into
-    /// the driver's packet buffer.
-    #[allow(clippy::too_many_arguments)]
     /// Send a segment without payload at `seq`, acknowledging what we have,
     /// with the options every segment carries.
     pub(crate) fn emit_control(&mut self, net: &mut dyn Net, seq: u64, flags: TcpFlags) {
@@ -484,6 +480,9 @@ impl TcpAgent {
         self.emit(net, seq, flags, ack, options, None, SendKind::First);
     }
 
+    /// Builds and sends one segment. `data` is `(offset in send buffer,
+    /// length)`; the payload is copied straight from the send buffer into
+    /// the driver's packet buffer.
     // Every argument is a header field or how to count the segment; a
     // builder would only rename them.
     #[allow(clippy::too_many_arguments)]
