@@ -92,6 +92,9 @@ pub struct Model {
     /// The sender's probe timeout (before back-off): a silence shorter
     /// than it is not a stall.
     stall_after: Duration,
+    /// The host's late-wake allowance (`late_wake`): a standing queue of
+    /// this much time at the bottleneck is allowed in flight.
+    late_wake: Duration,
 }
 
 impl Model {
@@ -113,6 +116,7 @@ impl Model {
             last_cut_round: 0,
             bound_cuts: 0,
             stall_after: Duration::ZERO,
+            late_wake: Duration::ZERO,
         }
     }
 
@@ -199,7 +203,8 @@ impl Model {
         let undecided = (self.cfg.reorder_threshold + self.cfg.ack_every) as f64
             * self.packet as f64
             / (1.0 - self.random_loss.clamp(0.0, self.cfg.max_loss_compensation));
-        let cap = gain * bdp + self.bw().unwrap_or(0.0) * gap + undecided;
+        let bw = self.bw().unwrap_or(0.0);
+        let cap = gain * bdp + bw * gap + bw * self.late_wake.as_secs_f64() + undecided;
         let cap = self.inflight_hi.map_or(cap, |hi| cap.min(hi));
         (cap as u64).max(floor)
     }
@@ -229,6 +234,14 @@ impl Model {
     /// the in-flight cap.
     pub fn set_stall_after(&mut self, pto: Duration) {
         self.stall_after = pto;
+    }
+
+    /// How late the host's wakes have lately been (0 in the simulator):
+    /// the in-flight cap lets a queue of that much time stand at the
+    /// bottleneck, so that the link does not idle while the sender waits
+    /// for a core.
+    pub fn set_late_wake(&mut self, allowance: Duration) {
+        self.late_wake = allowance;
     }
 
     /// The time between two ACK arrivals, for the in-flight cap.
