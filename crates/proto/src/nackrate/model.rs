@@ -34,6 +34,8 @@ const PROBE_RTT_TIME: Duration = Duration::from_millis(200);
 /// Slack above the minimum round trip that still counts as "no queue":
 /// a quarter of it, and a millisecond for the jitter of hosts' timers.
 const QUEUE_SLACK: Duration = Duration::from_millis(1);
+/// How long the longest gap between ACKs is remembered at least.
+pub const ACK_GAP_MEMORY: Duration = Duration::from_secs(1);
 /// Loss above the random share that, with a queue on the path, means the
 /// queue overflowed (BBRv2's loss threshold, 2%).
 const CONGESTIVE_LOSS: f64 = 0.02;
@@ -74,9 +76,9 @@ pub struct Model {
     full_bw: f64,
     full_bw_rounds: u32,
     pub filled_pipe: bool,
-    /// The longest gap between ACK arrivals lately (ACKs lost in a row),
-    /// with the round it was seen in.
-    ack_gap: Option<(Duration, u64)>,
+    /// The longest gap between ACK arrivals lately (ACKs lost in a row,
+    /// a host's stalls), with the round and the time it was seen at.
+    ack_gap: Option<(Duration, u64, Time)>,
     packet: u64,
     /// The smallest round trip ever seen: the path without a queue. The
     /// test of "random loss" is against it, not against the windowed
@@ -132,7 +134,7 @@ impl Model {
 
     /// The longest recent gap between ACK arrivals.
     pub fn ack_gap(&self) -> Option<Duration> {
-        self.ack_gap.map(|(g, _)| g)
+        self.ack_gap.map(|(g, _, _)| g)
     }
 
     pub fn min_rtt(&self) -> Option<Duration> {
@@ -195,7 +197,7 @@ impl Model {
         let min_rtt = self.min_rtt().map_or(0.0, |d| d.as_secs_f64());
         let gap = self
             .ack_gap
-            .map_or(0.0, |(g, _)| g.as_secs_f64())
+            .map_or(0.0, |(g, _, _)| g.as_secs_f64())
             .min((2.0 * min_rtt).max(self.stall_after.as_secs_f64()));
         // Packets whose fate cannot be known yet by construction: those
         // within the reordering threshold of the newest arrival, and the
@@ -224,10 +226,13 @@ impl Model {
         matches!(self.phase, Phase::ProbeRtt { .. })
     }
 
-    /// Whether a round trip this long shows no queue on the path.
+    /// Whether a round trip this long shows no queue on the path but the
+    /// one kept on purpose for the host's late wakes (`set_late_wake`):
+    /// that one is ours, not congestion, and with it taken for congestion
+    /// the congestive-loss bound cut the cap on random loss's noise.
     pub fn uncongested(&self, rtt: Duration) -> bool {
         self.base_rtt
-            .is_some_and(|m| rtt <= m + Duration(m.0 / 4) + QUEUE_SLACK)
+            .is_some_and(|m| rtt <= m + Duration(m.0 / 4) + QUEUE_SLACK + self.late_wake)
     }
 
     /// The sender's probe timeout before back-off: ACK gaps up to it widen
@@ -244,13 +249,17 @@ impl Model {
         self.late_wake = allowance;
     }
 
-    /// The time between two ACK arrivals, for the in-flight cap.
-    pub fn on_ack_gap(&mut self, gap: Duration) {
-        let stale = self
-            .ack_gap
-            .is_some_and(|(_, r)| self.round >= r + BW_WINDOW_ROUNDS);
-        if stale || self.ack_gap.is_none_or(|(g, _)| gap >= g) {
-            self.ack_gap = Some((gap, self.round));
+    /// The time between two ACK arrivals, ending at `now`, for the
+    /// in-flight cap. Remembered for ten rounds and at least
+    /// [`ACK_GAP_MEMORY`]: where rounds are short (30 µs through a token
+    /// bucket's burst) ten of them forgot a gap before the next, and the
+    /// cap held a sender back for 8% of a run at 40% loss.
+    pub fn on_ack_gap(&mut self, now: Time, gap: Duration) {
+        let stale = self.ack_gap.is_some_and(|(_, r, at)| {
+            self.round >= r + BW_WINDOW_ROUNDS && now.saturating_since(at) >= ACK_GAP_MEMORY
+        });
+        if stale || self.ack_gap.is_none_or(|(g, _, _)| gap >= g) {
+            self.ack_gap = Some((gap, self.round, now));
         }
     }
 
@@ -298,7 +307,7 @@ impl Model {
         p + 3.0 * (p * (1.0 - p) / n.max(1) as f64).sqrt() + CONGESTIVE_LOSS
     }
 
-    /// A round trip ended: check whether start-up filled the pipe.
+    /// A round trip ended.
     pub fn on_round(&mut self) {
         self.round += 1;
         // The bound grows back by a packet per round trip (additive
@@ -314,6 +323,16 @@ impl Model {
         {
             self.bw_samples.pop_front();
         }
+    }
+
+    /// Start-up's check that the pipe is full: the rate grew by less than
+    /// a quarter three times in a row. BBR checks once per round trip;
+    /// the sender checks once per round trip *and* per rate sample's worth
+    /// of transmissions, since a round trip of a few packets (26 µs
+    /// through a token bucket's burst) measures nothing at 40% loss, and
+    /// three such rounds of noise ended start-up at a fraction of the
+    /// link's rate (1.8 Mbit/s in a host run's first second).
+    pub fn check_full_pipe(&mut self) {
         if self.filled_pipe {
             return;
         }
@@ -462,6 +481,7 @@ mod tests {
         for _ in 0..5 {
             m.on_sample_test(sample(rate, 0.0), Duration::from_millis(10));
             m.on_round();
+            m.check_full_pipe();
             rate *= 2.0;
         }
         assert_eq!(m.phase, Phase::Startup);
@@ -469,6 +489,7 @@ mod tests {
         for _ in 0..4 {
             m.on_sample_test(sample(rate, 0.0), Duration::from_millis(10));
             m.on_round();
+            m.check_full_pipe();
         }
         assert!(m.filled_pipe);
         m.advance(t, 1_000_000, 2);
@@ -495,7 +516,7 @@ mod tests {
         m.on_rtt(Time::ZERO, Duration::from_millis(10));
         m.on_sample_test(sample(1_000_000.0, 0.0), Duration::from_millis(10));
         let before = m.cwnd();
-        m.on_ack_gap(Duration::from_millis(20));
+        m.on_ack_gap(Time::ZERO, Duration::from_millis(20));
         assert!(m.cwnd().abs_diff(before + 20_000) <= 1);
     }
 }

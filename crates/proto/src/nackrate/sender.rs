@@ -78,6 +78,9 @@ pub struct NackrateSender {
     /// The next paced transmission may leave at this time.
     next_send: Time,
     round_end: u64,
+    /// Start-up's next full-pipe check waits for this packet's ACK: a
+    /// round trip and a rate sample's transmissions on.
+    pipe_check_end: u64,
     largest_acked: Option<u64>,
     last_ack_at: Option<Time>,
     snapshots: VecDeque<Snapshot>,
@@ -137,6 +140,7 @@ impl NackrateSender {
             app_finished: false,
             next_send: Time::ZERO,
             round_end: 0,
+            pipe_check_end: 0,
             largest_acked: None,
             last_ack_at: None,
             snapshots: VecDeque::new(),
@@ -565,7 +569,7 @@ impl NackrateSender {
         }
         self.refresh_late_allowance(now);
         if let Some(t) = self.last_ack_at {
-            self.model.on_ack_gap(now.saturating_since(t));
+            self.model.on_ack_gap(now, now.saturating_since(t));
         }
         self.last_ack_at = Some(now);
         let fresh = self.largest_acked.is_none_or(|l| largest > l);
@@ -578,6 +582,10 @@ impl NackrateSender {
             if largest >= self.round_end {
                 self.round_end = self.next_packet;
                 self.model.on_round();
+            }
+            if largest >= self.pipe_check_end {
+                self.pipe_check_end = self.next_packet.max(largest + MIN_SAMPLE_PACKETS);
+                self.model.check_full_pipe();
             }
         }
         self.apply(&a, largest);
