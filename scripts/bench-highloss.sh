@@ -70,6 +70,8 @@ for loss in sorted(by):
     rs = by[loss]
     met = sum(1 for r in rs if r[1] >= 1.0)
     g = sorted(r[0] for r in rs)
+    e = [r[2] for r in rs if r[2] == r[2]]  # runs whose two reports both came
     print(f"loss {loss}%: met {met} of {len(rs)}; goodput {g[0]:.2f}-{g[-1]:.2f} Mbit/s, "
-          f"mean {sum(g) / len(g):.2f}; energy {sum(r[2] for r in rs) / len(rs):.3f} µJ/bit")
+          f"mean {sum(g) / len(g):.2f}; energy {sum(e) / max(len(e), 1):.3f} µJ/bit "
+          f"(mean of {len(e)} runs)")
 EOF
