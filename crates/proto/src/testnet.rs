@@ -85,6 +85,29 @@ pub(crate) struct World {
     /// Answers `Net::link`; `None` (the default): the link layer knows
     /// nothing.
     pub links: Option<LinkFn>,
+    /// A host's scheduler stalling one agent: its events in each stall are
+    /// handled when the stall ends, in order, at that later time.
+    pub stall: Option<Stall>,
+}
+
+/// Agent `agent` cannot run during the first `length` of every `every`
+/// (a loaded host's late wakes, for tests of what a protocol makes of them).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Stall {
+    pub agent: usize,
+    pub every: Duration,
+    pub length: Duration,
+}
+
+impl Stall {
+    /// When an event for `agent` due at `t` is handled.
+    fn defer(&self, agent: usize, t: Time) -> Time {
+        let into = Duration(t.0 % self.every.0);
+        if agent != self.agent || into >= self.length {
+            return t;
+        }
+        Time(t.0 - into.0) + self.length
+    }
 }
 
 struct Radio;
@@ -124,6 +147,7 @@ impl World {
             previous_hop: None,
             transit: [0; 3],
             links: None,
+            stall: None,
         }
     }
 
@@ -258,6 +282,17 @@ impl World {
         if t > until {
             self.queue.push(Reverse((t, s, ev)));
             return false;
+        }
+        let agent = match &ev {
+            Ev::Arrive { to, .. } => Some(*to),
+            Ev::Timer { agent, .. } => Some(*agent),
+            Ev::Hop { .. } => None,
+        };
+        if let Some(later) = self.stall.zip(agent).map(|(st, a)| st.defer(a, t)) {
+            if later > t {
+                self.queue.push(Reverse((later, s, ev)));
+                return true;
+            }
         }
         self.now = t;
         match ev {

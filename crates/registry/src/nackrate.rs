@@ -71,6 +71,7 @@ impl Protocol for Nackrate {
             ("min_pto", &mut c.min_pto),
             ("max_pto", &mut c.max_pto),
             ("min_rtt_window", &mut c.min_rtt_window),
+            ("max_late_wake", &mut c.max_late_wake),
         ] {
             if let Some(d) = t.duration(key)? {
                 *field = d;

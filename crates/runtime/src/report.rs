@@ -20,7 +20,7 @@ use crate::wake::WakeLateness;
 /// agent has them: where a rate-paced sender's time went (nackrate's
 /// model and its diagnostics), for comparing a host's run with the
 /// simulator's twin.
-pub const DIAGNOSTIC_GAUGES: [&str; 14] = [
+pub const DIAGNOSTIC_GAUGES: [&str; 16] = [
     "pacing_rate_bps",
     "bw_bps",
     "random_loss",
@@ -32,6 +32,8 @@ pub const DIAGNOSTIC_GAUGES: [&str; 14] = [
     "pace_wakes",
     "pace_late_ms",
     "pace_lost_ms",
+    "pace_late_10ms",
+    "late_wake_ms",
     "bound_cuts",
     "timeouts",
     "repairs",

@@ -7,9 +7,11 @@
 //! docs/nackrate.md.
 //!
 //! Files: [`config`], [`model`] (rate and round trip from deliveries),
+//! [`late_wake`] (the host's late wakes and the allowance made for them),
 //! [`sender`], [`receiver`].
 
 pub mod config;
+pub mod late_wake;
 pub mod model;
 pub mod receiver;
 pub mod sender;

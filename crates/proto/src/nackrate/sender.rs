@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use joulenet_wire::nackrate::{AckRepr, DataRepr, Repr, DATA_HEADER_LEN};
 
 use super::config::NackrateConfig;
+use super::late_wake::LateWakes;
 use super::model::{Model, RateSample, CYCLE};
 use super::{timers, unwrap32, PROTOCOL, TX};
 use crate::net::{Addr, Agent, AppRead, Net, TransportEvent};
@@ -56,14 +57,8 @@ struct Snapshot {
 /// it says something (at 40% loss, 16 give a standard error of 0.12).
 const MIN_SAMPLE_PACKETS: u64 = 16;
 
-/// How much sending time a pacing timer that woke late may make up at
-/// once. A host's timers wake late — by more than two packets' time
-/// (2.4 ms at 10 Mbit/s) for 1–8% of the time at a load of 10 on 2 cores,
-/// measured by the sender's `pace_lost_ms` — and time not made up is lost
-/// to the link. 10 ms, the runtime's interface queue's `MAX_LAG`: at
-/// 10 Mbit/s 12.5 kB, within a typical rate limiter's burst; the in-flight
-/// cap bounds the burst too. The simulator's timers are never late.
-const LATE_WAKE_CATCH_UP: Duration = Duration::from_millis(10);
+/// How long a late wake is remembered (`LateWakes`: one to two of these).
+const LATE_WAKE_WINDOW: Duration = Duration::from_secs(5);
 
 pub struct NackrateSender {
     cfg: NackrateConfig,
@@ -83,6 +78,9 @@ pub struct NackrateSender {
     /// The next paced transmission may leave at this time.
     next_send: Time,
     round_end: u64,
+    /// Start-up's next full-pipe check waits for this packet's ACK: a
+    /// round trip and a rate sample's transmissions on.
+    pipe_check_end: u64,
     largest_acked: Option<u64>,
     last_ack_at: Option<Time>,
     snapshots: VecDeque<Snapshot>,
@@ -93,6 +91,9 @@ pub struct NackrateSender {
     timers: TimerTable,
     stats: TransportStats,
     buf: Vec<u8>,
+    /// The host's late wakes, and the allowance made for them now.
+    late: LateWakes,
+    late_allowance: Duration,
     diag: Diagnostics,
 }
 
@@ -106,7 +107,8 @@ struct Diagnostics {
     capped_since: Option<Time>,
     /// Total time held back by the in-flight cap.
     capped: Duration,
-    /// The pacing timer is firing (its lateness counts below).
+    /// The pacer was due when this send round began (a pacing wake, on
+    /// time or late): it may make up what it missed.
     pace_wake: bool,
     /// Total lateness of the pacing timer's wakes, and how many there were.
     pace_late: Duration,
@@ -114,11 +116,14 @@ struct Diagnostics {
     /// Sending time given up because a wake came later than the catch-up
     /// allowance.
     pace_lost: Duration,
+    /// Pacing wakes more than 10 ms late.
+    pace_late_10ms: u64,
 }
 
 impl NackrateSender {
     pub fn new(cfg: NackrateConfig, peer: Addr) -> NackrateSender {
         let packet = cfg.mss as u64 + DATA_HEADER_LEN as u64;
+        let late = LateWakes::new(LATE_WAKE_WINDOW, cfg.max_late_wake);
         NackrateSender {
             model: Model::new(&cfg, packet),
             buf: vec![0; cfg.mss as usize],
@@ -135,6 +140,7 @@ impl NackrateSender {
             app_finished: false,
             next_send: Time::ZERO,
             round_end: 0,
+            pipe_check_end: 0,
             largest_acked: None,
             last_ack_at: None,
             snapshots: VecDeque::new(),
@@ -144,6 +150,8 @@ impl NackrateSender {
             probes: 0,
             timers: TimerTable::new(),
             stats: TransportStats::default(),
+            late,
+            late_allowance: Duration::ZERO,
             diag: Diagnostics::default(),
         }
     }
@@ -156,6 +164,10 @@ impl NackrateSender {
     }
     pub fn inflight(&self) -> u64 {
         self.inflight
+    }
+    /// The allowance made now for the host's late wakes (`late_wake`).
+    pub fn late_allowance(&self) -> Duration {
+        self.late_allowance
     }
 
     /// Sends one transmission of the segment at `offset`.
@@ -195,13 +207,15 @@ impl NackrateSender {
             },
         );
         self.inflight += bytes;
-        // Pacing: the next one may leave when this one has, at the rate;
-        // a sender that was held back (by the cap, the application) may
-        // catch up by at most two packets, and a pacing timer that woke
-        // late by at most LATE_WAKE_CATCH_UP.
+        // Pacing, a token bucket: the next one may leave when this one
+        // has, at the rate. A sender held back (by the cap, the
+        // application) may catch up by at most two packets; a pacer that
+        // was due and woke late, by the host's late-wake allowance (at
+        // least this wake's lateness, at most `max_late_wake`), so that
+        // what it missed goes now and queues at the bottleneck.
         let gap = Duration::from_secs_f64(bytes as f64 / self.model.pacing_rate());
         let catch_up = if self.diag.pace_wake {
-            LATE_WAKE_CATCH_UP.max(Duration(2 * gap.0))
+            self.late_allowance.max(Duration(2 * gap.0))
         } else {
             Duration(2 * gap.0)
         };
@@ -209,7 +223,6 @@ impl NackrateSender {
         if self.diag.pace_wake && earliest > self.next_send {
             self.diag.pace_lost += earliest.saturating_since(self.next_send);
         }
-        self.diag.pace_wake = false;
         let from = self.next_send.max(earliest);
         self.next_send = from + gap;
         self.arm_pto(now);
@@ -250,14 +263,56 @@ impl NackrateSender {
     /// Send what pacing and the in-flight cap allow now; arm the pacing
     /// timer for the rest.
     fn pump(&mut self, net: &mut dyn Net) {
+        let due = self.timers.get(timers::PACE);
+        self.pump_after(net, due);
+    }
+
+    /// `pump`, with the pacing timer's deadline before this round (the
+    /// timer's own expiry takes it off the table). A pacer that was due
+    /// is a pacing wake whichever event ran first: after a stall a host
+    /// reads the ACKs that waited before it fires its timers.
+    fn pump_after(&mut self, net: &mut dyn Net, pace_due: Option<Time>) {
         if self.state != NackrateState::Sending {
             return;
         }
         let now = net.now();
         self.timers.cancel(timers::PACE);
+        if let Some(due) = pace_due.filter(|&d| d <= now) {
+            self.on_pace_wake(now, now.saturating_since(due));
+        }
         if let Some(t) = self.diag.capped_since.take() {
             self.diag.capped += now.saturating_since(t);
         }
+        self.send_allowed(net, now);
+        // A wake that sent nothing (no data yet, the cap) must not lend its
+        // catch-up to a later, unrelated send.
+        self.diag.pace_wake = false;
+    }
+
+    /// The pacer woke `late` after it was due: measured, and allowed for.
+    fn on_pace_wake(&mut self, now: Time, late: Duration) {
+        self.diag.pace_late += late;
+        self.diag.pace_wakes += 1;
+        if late > Duration::from_millis(10) {
+            self.diag.pace_late_10ms += 1;
+        }
+        self.diag.pace_wake = true;
+        self.late.record(now, late);
+        self.refresh_late_allowance(now);
+    }
+
+    /// The late-wake allowance now (it lapses with time), for the pacer
+    /// and the model's in-flight cap. (Not for the probe timeout: the
+    /// round trips it is made of already vary with the late wakes.)
+    fn refresh_late_allowance(&mut self, now: Time) {
+        let a = self.late.allowance(now);
+        if a != self.late_allowance {
+            self.late_allowance = a;
+            self.model.set_late_wake(a);
+        }
+    }
+
+    fn send_allowed(&mut self, net: &mut dyn Net, now: Time) {
         loop {
             if self.inflight >= self.model.cwnd() {
                 if self.has_work() {
@@ -512,8 +567,9 @@ impl NackrateSender {
             self.stats.unexpected_dropped += 1;
             return;
         }
+        self.refresh_late_allowance(now);
         if let Some(t) = self.last_ack_at {
-            self.model.on_ack_gap(now.saturating_since(t));
+            self.model.on_ack_gap(now, now.saturating_since(t));
         }
         self.last_ack_at = Some(now);
         let fresh = self.largest_acked.is_none_or(|l| largest > l);
@@ -526,6 +582,10 @@ impl NackrateSender {
             if largest >= self.round_end {
                 self.round_end = self.next_packet;
                 self.model.on_round();
+            }
+            if largest >= self.pipe_check_end {
+                self.pipe_check_end = self.next_packet.max(largest + MIN_SAMPLE_PACKETS);
+                self.model.check_full_pipe();
             }
         }
         self.apply(&a, largest);
@@ -581,17 +641,7 @@ impl Agent for NackrateSender {
         let pace_due = self.timers.get(timers::PACE);
         while let Some(t) = self.timers.pop_expired(net.now()) {
             match t {
-                timers::PACE => {
-                    if let Some(due) = pace_due {
-                        self.diag.pace_late += net.now().saturating_since(due);
-                        self.diag.pace_wakes += 1;
-                        self.diag.pace_wake = true;
-                    }
-                    self.pump(net);
-                    // A wake that sent nothing (no data yet, the cap) must
-                    // not lend its catch-up to a later, unrelated send.
-                    self.diag.pace_wake = false;
-                }
+                timers::PACE => self.pump_after(net, pace_due),
                 timers::PTO => self.on_pto(net),
                 _ => {}
             }
@@ -619,6 +669,8 @@ impl Agent for NackrateSender {
             "pace_late_ms" => Some(self.diag.pace_late.as_millis_f64()),
             "pace_wakes" => Some(self.diag.pace_wakes as f64),
             "pace_lost_ms" => Some(self.diag.pace_lost.as_millis_f64()),
+            "pace_late_10ms" => Some(self.diag.pace_late_10ms as f64),
+            "late_wake_ms" => Some(self.late_allowance.as_millis_f64()),
             "bound_cuts" => Some(self.model.bound_cuts as f64),
             "inflight_hi" => self.model.inflight_hi(),
             "ack_gap_ms" => self.model.ack_gap().map(|g| g.as_millis_f64()),

@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::net::{Addr, Agent};
-use crate::testnet::{pattern, DropFn, World};
+use crate::testnet::{pattern, DropFn, Stall, World};
 use crate::time::{Duration, Time};
 
 fn parse(p: &[u8]) -> Repr {
@@ -202,6 +202,57 @@ fn holds_the_rate_at_40_percent_loss_both_ways() {
     // crates/sim/tests/nackrate.rs); E2TCP delivers 1.45 there.
     let goodput = 2_000_000.0 * 8.0 / w.now.as_secs_f64();
     assert!(goodput > 5.0e6, "{goodput:.0} bit/s");
+}
+
+/// Data packets that reached the receiver from 1 s to 3 s into a transfer
+/// over the 10 Mbit/s link at 30% loss both ways (the link's useful time,
+/// past start-up and the first stall, which the sender cannot foresee),
+/// with the sender's host stalling it for 20 ms in every 100 ms (or
+/// never), and the sender's late-wake allowance then.
+fn stalled_transfer(max_late_wake: Duration, stall: bool) -> (u64, Duration) {
+    let cfg = NackrateConfig {
+        max_late_wake,
+        ..NackrateConfig::default()
+    };
+    let mut w = world(cfg, 10_000_000);
+    w.drop = random_loss(0.3, 5);
+    w.stall = stall.then_some(Stall {
+        agent: 0,
+        every: Duration::from_millis(100),
+        length: Duration::from_millis(20),
+    });
+    w.start();
+    assert!(!w.run(Time::from_secs(1)));
+    let before = receiver(&w).stats().packets_received;
+    assert!(!w.run(Time::from_secs(3)), "10 MB take longer than 3 s");
+    assert_eq!(w.delivered, pattern(w.delivered.len()));
+    let arrived = receiver(&w).stats().packets_received - before;
+    (arrived, sender(&w).late_allowance())
+}
+
+/// A sender whose host runs it 20 ms late, often, loses (almost) no link
+/// time: after a late wake its pacer sends what it missed, which leaves a
+/// standing queue at the bottleneck that covers the next stall. With the
+/// allowance off, the link idles through much of every stall.
+#[test]
+fn late_wakes_of_the_senders_host_cost_little_link_time() {
+    let (quiet, none) = stalled_transfer(Duration::from_millis(50), false);
+    assert_eq!(none, Duration::ZERO, "no late wake, no allowance");
+    let (stalled, allowance) = stalled_transfer(Duration::from_millis(50), true);
+    assert!(
+        (Duration::from_millis(19)..=Duration::from_millis(20)).contains(&allowance),
+        "{allowance:?}"
+    );
+    let (off, _) = stalled_transfer(Duration::ZERO, true);
+    let share = |n: u64| n as f64 / quiet as f64;
+    assert!(
+        share(stalled) > 0.95,
+        "{stalled} packets stalled, {quiet} not"
+    );
+    assert!(
+        share(off) < 0.9,
+        "{off} packets without the allowance, {quiet} quiet"
+    );
 }
 
 #[test]
