@@ -53,9 +53,10 @@ impl Protocol for Hop {
         // for ack withholding to serialise, and each link is full duplex,
         // so a block's blind first round overlaps the next hop still moving
         // the previous block, where an opening BSYN would wait for
-        // backpressure (0.58 against 0.77 of the link rate on the 4-hop
-        // lossy chain of `agent_tests`). docs/PERFORMANCE.md's figures were
-        // measured so.
+        // backpressure. docs/PERFORMANCE.md's figures were measured so.
+        // (The 0.58 against 0.77 of the link rate once measured for this on
+        // `agent_tests`' chain came from a world with no queue report;
+        // with one, both meet the bound: docs/hop.md § One measurement.)
         self.0.bsyn_first = false;
         if self.0.micro_block.is_some() {
             self.0.micro_block = Some(s.segment as usize);

@@ -11,7 +11,7 @@ use super::agent::HopAgent;
 use super::bitmap::FrameBitmap;
 use super::HopConfig;
 use crate::net::{AccessClass, Addr, Agent, AppRead, Net, NetworkHeader, TxOpts};
-use crate::testnet::{pattern, DropFn, World};
+use crate::testnet::{pattern, DropFn, Mac, World};
 use crate::time::{Duration, Time};
 
 fn chain(hops: usize, bytes: usize, cfg: &HopConfig) -> World {
@@ -411,34 +411,44 @@ proptest! {
     }
 }
 
+/// The issue's bound on every loss seed 1–30: goodput ≥ 0.8 × (1 − p) ×
+/// link rate with 5 % loss on every link, each way, timed to the moment
+/// every node has closed (so a lost end-to-end BACK or FIN counts too).
+/// The world has the MAC the paper runs Hop on (§4.1): one attempt for
+/// data frames, link ARQ for control, and the link reports (rate and
+/// interface queue) that the simulator and the runtime give.
+///
+/// Without that MAC (every packet one attempt, no link report) the bound
+/// was met in 11 of these seeds: in 7 the first block's end-to-end BACK
+/// was lost and waited the paper's initial 60 s (0.27–0.31 of the bound),
+/// and without the queue report a BSYN waited behind a whole unpaced round
+/// and was repeated into it every `bsyn_retry`, each BACK drawing frames
+/// that were still queued (the source sent 1,971 data frames for 1,429, and
+/// 3,121 with the opening BSYN of `bsyn_first`). With it, 1.095–1.123 of
+/// the bound (median 1.111), and 1.091–1.125 with the blind first round.
 #[test]
-fn four_lossy_hops_reach_the_per_hop_bound() {
-    // The issue's bound: goodput ≥ 0.8 × (1 − p) × link rate, with 5 % loss
-    // on every link (data and control alike: this world has no link ARQ).
-    // With the blind first round, as on real hosts (`Hop::on_hosts`): on
-    // these independent full-duplex links a block's first round overlaps
-    // the hop ahead still moving the previous block, where an opening BSYN
-    // waits for backpressure to let it in (27.5 s, 0.58 of the link rate,
-    // with `bsyn_first`; the simulator's 802.11 chains meet the bound with
-    // it, `crates/sim/tests/hop.rs`).
+fn four_lossy_hops_reach_the_per_hop_bound_on_every_seed() {
     let mut cfg = test_cfg();
     cfg.max_block = 1 << 20;
-    cfg.bsyn_first = false;
     let bytes = 2_000_000;
-    // The loss pattern decides whether an end-to-end BACK or FIN is lost
-    // and waited for: over seeds 1–30 the bound is met in 11 (13 before
-    // blocks were timed from their first frame), and the first block's
-    // lost end-to-end BACK waits the initial 60 s in 7 (issue 13).
-    let mut w = chain(4, bytes, &cfg);
-    w.drop = lossy(0.05, 1);
-    w.start();
-    assert!(w.run(Time::from_secs(600)));
-    assert_eq!(w.delivered, pattern(bytes));
-    let goodput = bytes as f64 * 8.0 / w.now.as_secs_f64();
+    let bound = 0.8 * (1.0 - 0.05) * 1e6;
+    let mut ratios = Vec::new();
+    for seed in 1..=30 {
+        let mut w = chain(4, bytes, &cfg);
+        w.mac = Some(Mac::DOT11);
+        w.drop = lossy(0.05, seed);
+        w.start();
+        assert!(w.run(Time::from_secs(600)), "seed {seed} did not finish");
+        assert_eq!(w.delivered, pattern(bytes), "seed {seed}");
+        ratios.push(bytes as f64 * 8.0 / w.now.as_secs_f64() / bound);
+    }
+    let below: Vec<(usize, f64)> = (1..)
+        .zip(ratios.iter().copied())
+        .filter(|r| r.1 < 1.0)
+        .collect();
     assert!(
-        goodput >= 0.8 * 0.95 * 1e6,
-        "goodput {goodput:.0} bit/s in {:?}",
-        w.now
+        below.is_empty(),
+        "(seed, goodput / bound) below: {below:.3?}"
     );
 }
 
