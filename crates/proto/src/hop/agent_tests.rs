@@ -299,6 +299,84 @@ fn virtual_retransmission_moves_no_data_where_every_hop_holds_it() {
     assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
 }
 
+/// Drops the first end-to-end BACK (on the last hop: the relays never see
+/// it, and the source times out).
+fn lose_first_end_to_end_back() -> DropFn {
+    let mut dropped = false;
+    Box::new(move |_, _, _, p| {
+        if !dropped && matches!(message(p), Some(HopMessage::EndToEndBack)) {
+            dropped = true;
+            return true;
+        }
+        false
+    })
+}
+
+/// §5.7 with H = 100 evicts blocks from relays' caches. Relay 2 here keeps
+/// no block it no longer needs, so when the lost end-to-end BACK's virtual
+/// retransmission comes it holds nothing of block 0. It asks relay 3, which
+/// holds the block, and answers relay 1 for it: no frame moves twice (the
+/// whole block crossed hop 1 → 2 again before).
+#[test]
+fn a_virtual_retransmission_moves_nothing_through_a_relay_that_evicted_the_block() {
+    let mut cfg = test_cfg();
+    cfg.max_block = 32 * 1024;
+    cfg.initial_e2e_timeout = Duration::from_secs(2);
+    let bytes = 100_000;
+    let mut w = chain(4, bytes, &cfg);
+    w.agents[2] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
+    w.drop = lose_first_end_to_end_back();
+    w.start();
+    assert!(w.run(Time::from_secs(60)));
+    assert_eq!(w.delivered, pattern(bytes));
+    assert_eq!(w.agents[0].stats().timeouts, 1);
+    assert!(gauge(&w, 2, "hop_blocks_evicted") >= 1.0, "relay 2 evicted");
+    let log = w.take_log();
+    let data_over = |a: u32| {
+        log.iter()
+            .filter(|s| s.from == a && s.to == a + 1)
+            .filter(|s| matches!(message(&s.packet), Some(HopMessage::Data { .. })))
+            .count()
+    };
+    let frames = frames_of(bytes, &cfg);
+    assert_eq!(
+        (0..4).map(data_over).collect::<Vec<_>>(),
+        vec![frames; 4],
+        "no frame moved twice"
+    );
+    let virtuals = log
+        .iter()
+        .filter(|s| matches!(message(&s.packet), Some(HopMessage::VirtualBsyn { .. })))
+        .count();
+    assert_eq!(virtuals, 4, "one virtual BSYN per hop");
+}
+
+/// The same with relays 2 and 3 both evicting: relay 2 asks relay 3, which
+/// asks the sink, which has delivered the block; the answers come back hop
+/// by hop and still no frame moves twice.
+#[test]
+fn asking_passes_along_relays_that_all_evicted_the_block() {
+    let mut cfg = test_cfg();
+    cfg.max_block = 32 * 1024;
+    cfg.initial_e2e_timeout = Duration::from_secs(2);
+    let bytes = 100_000;
+    let mut w = chain(4, bytes, &cfg);
+    for i in [1, 2, 3] {
+        w.agents[i] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
+    }
+    w.drop = lose_first_end_to_end_back();
+    w.start();
+    assert!(w.run(Time::from_secs(60)));
+    assert_eq!(w.delivered, pattern(bytes));
+    let data = w
+        .take_log()
+        .iter()
+        .filter(|s| matches!(message(&s.packet), Some(HopMessage::Data { .. })))
+        .count();
+    assert_eq!(data, 4 * frames_of(bytes, &cfg), "no frame moved twice");
+    assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
+}
+
 /// The mechanism of the livelock found in the simulator with virtual
 /// retransmission off: an end-to-end BACK is lost, and the end-to-end
 /// timeout (here 100 ms) is shorter than the source takes to send the
@@ -383,7 +461,8 @@ proptest! {
     /// Whatever is lost, the sink gets the file exactly once and in order,
     /// and every node closes. Data frames see the raw loss rate (no ARQ),
     /// control frames that rate cubed (three link attempts) — or, in half
-    /// the cases, the raw rate too (no ARQ at all: slower, still correct).
+    /// the cases, the raw rate too (no ARQ at all: slower, still correct);
+    /// in half the cases the relays evict every block they have moved on.
     #[test]
     fn a_file_arrives_exactly_once_under_any_loss(
         hops in 1usize..5,
@@ -395,6 +474,7 @@ proptest! {
         limit in prop_oneof![Just(None), (1usize..3).prop_map(Some)],
         bsyn_first in any::<bool>(),
         measured in any::<bool>(),
+        evicting in any::<bool>(),
     ) {
         let mut cfg = test_cfg();
         cfg.max_block = 32 * 1024;
@@ -403,6 +483,13 @@ proptest! {
         cfg.measured_first_timeout = measured;
         cfg.backpressure = limit;
         let mut w = chain(hops, bytes, &cfg);
+        if evicting {
+            // Relays keep no block they no longer need: virtual
+            // retransmissions meet relays that must ask their next hop.
+            for i in 1..hops {
+                w.agents[i] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
+            }
+        }
         w.drop = lossy_with_arq(loss, arq, seed);
         w.start();
         prop_assert!(w.run(Time::from_secs(36_000)), "did not finish");
@@ -825,4 +912,153 @@ fn overheard_frames_spare_a_virtual_retransmission_their_bytes() {
         })
         .collect();
     assert_eq!(backs, vec![vec![0b1111_0000, 0]]);
+}
+
+/// Relay 1 of 0 — 1 — 2 with a cache that keeps nothing it no longer
+/// needs, having moved block 0 of flow 10 (20 frames) on to node 2, and
+/// holding none of it any more.
+fn relay_that_evicted_block_0() -> (HopAgent, RelayNet) {
+    let mut cfg = test_cfg();
+    cfg.pace_queue = None;
+    let mut relay = HopAgent::relay(cfg).with_cache_bytes(0);
+    let mut net = RelayNet::new();
+    give_block(&mut relay, &mut net, 0);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::full(20));
+    assert_eq!(relay.cached_bytes(), 0, "evicted once moved on");
+    net.sent.clear();
+    net.queue_to_2 = 0;
+    (relay, net)
+}
+
+/// Node 2's BACK for `block_num` of flow 10, showing `held`.
+fn back_from_2(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32, held: &FrameBitmap) {
+    let bitmap = held.to_back();
+    let message = HopMessage::Back {
+        frames: held.len() as u16,
+        bitmap: &bitmap,
+    };
+    let repr = HopRepr {
+        flow_id: 10,
+        block_num,
+        ttl: 50,
+        message,
+    };
+    transit(relay, net, false, repr);
+}
+
+/// Node 0's virtual BSYN for block 0 of flow 10 (20 frames).
+fn virtual_bsyn_from_0(relay: &mut HopAgent, net: &mut RelayNet) {
+    let message = HopMessage::VirtualBsyn {
+        frames: 20,
+        block_len: 20 * 1400,
+    };
+    let repr = HopRepr {
+        flow_id: 10,
+        block_num: 0,
+        ttl: 50,
+        message,
+    };
+    transit(relay, net, true, repr);
+}
+
+/// What the relay sent, in order: (to node, message kind, frame or BACK's
+/// held count).
+fn sent_summary(net: &mut RelayNet) -> Vec<(u32, &'static str, usize)> {
+    net.sent
+        .drain(..)
+        .filter_map(|(_, to, p)| match message(&p)? {
+            HopMessage::Data { packet_num, .. } => Some((to.node, "data", packet_num as usize)),
+            HopMessage::VirtualBsyn { .. } => Some((to.node, "vbsyn", 0)),
+            HopMessage::Back { frames, bitmap } => Some((
+                to.node,
+                "back",
+                FrameBitmap::from_back(frames, bitmap).count(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The relay no longer holds block 0; node 2 holds all of it but frames 3
+/// and 7. The relay asks node 2 before answering node 0, answers for the
+/// 18 frames node 2 holds, and passes on exactly frames 3 and 7.
+#[test]
+fn a_relay_that_evicted_a_block_answers_for_its_next_hop_and_moves_only_what_it_lacks() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(
+        sent_summary(&mut net),
+        vec![(2, "vbsyn", 0)],
+        "asks node 2 first, answers node 0 later"
+    );
+    let mut holds = FrameBitmap::new(20);
+    for i in (0..20).filter(|i| ![3, 7].contains(i)) {
+        holds.set(i);
+    }
+    back_from_2(&mut relay, &mut net, 0, &holds);
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 18)]);
+    // Node 0 sends the two frames; the relay passes on those two only,
+    // then asks again.
+    let data = pattern(20 * 1400);
+    for i in [3u16, 7] {
+        let payload = &data[i as usize * 1400..(i as usize + 1) * 1400];
+        let message = HopMessage::Data {
+            packet_num: i,
+            payload,
+        };
+        let repr = HopRepr {
+            flow_id: 10,
+            block_num: 0,
+            ttl: 50,
+            message,
+        };
+        transit(&mut relay, &mut net, true, repr);
+    }
+    assert_eq!(
+        sent_summary(&mut net),
+        vec![(2, "data", 3), (2, "data", 7), (2, "vbsyn", 0)]
+    );
+    // Node 0's next virtual BSYN is answered in full (the frames node 2
+    // holds, and the two now here).
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 20)]);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::full(20));
+    assert_eq!(relay.poll_timeout(), None, "block 0 moved on again");
+}
+
+/// The fallback for a dead next hop: node 2 never answers. After three
+/// unanswered virtual BSYNs the relay stops asking and answers node 0 with
+/// what its cache holds (nothing), so the block moves up to it again.
+#[test]
+fn a_relay_whose_next_hop_is_silent_stops_asking_and_takes_the_block_again() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    let mut to_2 = 0;
+    let mut back_to_0 = None;
+    for _ in 0..400 {
+        net.now += Duration::from_millis(10);
+        net.queue_to_2 = 0;
+        if relay.poll_timeout().is_some_and(|t| t <= net.now) {
+            relay.on_timeout(&mut net);
+        }
+        for (to, kind, n) in sent_summary(&mut net) {
+            match (to, kind) {
+                (2, "vbsyn") => to_2 += 1,
+                (0, "back") => back_to_0 = Some((to_2, n)),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        if back_to_0.is_some() {
+            break;
+        }
+    }
+    assert_eq!(
+        back_to_0,
+        Some((3, 0)),
+        "(virtual BSYNs to node 2, frames held)"
+    );
+    // The block comes back whole from node 0 and goes on once node 2 is
+    // back: the relay then holds it again.
+    give_block(&mut relay, &mut net, 0);
+    assert_eq!(relay.cached_bytes(), 20 * 1400);
 }
