@@ -1038,7 +1038,7 @@ impl HopAgent {
             return;
         }
         if let Some(VirtualStep::Forward { ttl }) = step {
-            if self.ask_next_hop(prev, key, shape, ttl) {
+            if self.ask_next_hop(net, prev, key, shape, ttl) {
                 return;
             }
         }
@@ -1072,7 +1072,15 @@ impl HopAgent {
     /// the two hold together (`answer_asked`), so only frames the next hop
     /// lacks move (§3.2). True if the virtual BSYN is handled so, or is a
     /// repeat of one being asked about.
-    fn ask_next_hop(&mut self, prev: NodeId, key: BlockKey, shape: Shape, ttl: u8) -> bool {
+    fn ask_next_hop(
+        &mut self,
+        net: &dyn Net,
+        prev: NodeId,
+        key: BlockKey,
+        shape: Shape,
+        ttl: u8,
+    ) -> bool {
+        let next_hop_up = self.next_hop_up(net, key.flow_id);
         let Some(f) = self.flows.get_mut(&key.flow_id) else {
             return false;
         };
@@ -1084,7 +1092,11 @@ impl HopAgent {
             return true;
         }
         let whole = self.rx.cache.block(key).is_some_and(BlockBuf::is_complete);
-        if whole || !self.rx.inbound.has_moved(key) || self.rx.inbound.is_vouched(key) {
+        if whole
+            || !next_hop_up
+            || !self.rx.inbound.has_moved(key)
+            || self.rx.inbound.is_vouched(key)
+        {
             return false;
         }
         if self.rx.cache.set_shape(key, shape).is_err() {
@@ -1098,10 +1110,23 @@ impl HopAgent {
         true
     }
 
+    /// The flow has a next hop here that the driver does not report down
+    /// (a relay asks only a next hop that may answer: one it knows is down
+    /// would leave every node upstream waiting on it).
+    fn next_hop_up(&self, net: &dyn Net, flow_id: u32) -> bool {
+        let Some(f) = self.flows.get(&flow_id) else {
+            return false;
+        };
+        net.route(f.dst.node)
+            .is_some_and(|r| net.link(r.next_hop).is_none_or(|l| l.up))
+    }
+
     /// The next hop answered a virtual BSYN this relay sent on before
     /// answering `to` ([`Self::ask_next_hop`]): `to` is told what the next
     /// hop and this node hold together, and sends only the rest, which
-    /// this node passes on without holding the block again.
+    /// this node passes on without holding the block again. A next hop
+    /// that holds none of it leaves nothing to answer for: the block is
+    /// taken again as any other, under backpressure.
     fn answer_asked(
         &mut self,
         net: &mut dyn Net,
@@ -1110,6 +1135,10 @@ impl HopAgent {
         shape: Shape,
         next_hop_holds: FrameBitmap,
     ) {
+        if next_hop_holds.count() == 0 {
+            self.take_block_again(net, to, key, shape);
+            return;
+        }
         let back = if next_hop_holds.is_full() {
             FrameBitmap::full(shape.frames as usize)
         } else {
@@ -1121,40 +1150,50 @@ impl HopAgent {
         self.send_answers(net, vec![Answer { to, key, back }]);
     }
 
-    /// The fallback for a next hop that is down or gone: after `ASK_TRIES`
-    /// unanswered virtual BSYNs for a block it asked about, the relay takes
+    /// The fallback for a next hop that is down or gone: once the driver
+    /// reports it down, or after `ASK_TRIES` unanswered virtual BSYNs for a
+    /// block it asked about, the relay takes
     /// the block again as any other, answering the neighbour that asked
     /// it with what its cache holds, so the block moves up to this node and
     /// waits here for a next hop (§3.4's progress hop by hop). True if it
     /// gave up now.
     fn give_up_asking(&mut self, net: &mut dyn Net, key: BlockKey) -> bool {
         let now = net.now();
+        let next_hop_up = self.next_hop_up(net, key.flow_id);
         let Some(f) = self.flows.get_mut(&key.flow_id) else {
             return false;
         };
-        let silent = f
-            .senders
-            .get(&key.block_num)
-            .is_some_and(|s| s.retry_due(now) && !s.is_answered() && s.unanswered() >= ASK_TRIES);
+        let silent = f.senders.get(&key.block_num).is_some_and(|s| {
+            !s.is_answered() && (!next_hop_up || (s.retry_due(now) && s.unanswered() >= ASK_TRIES))
+        });
         if !silent {
             return false;
         }
         let Some((prev, shape)) = f.asking.remove(&key.block_num) else {
             return false;
         };
-        // The next sender made for the block waits for it whole here.
-        f.senders.remove(&key.block_num);
         self.counters.asks_given_up += 1;
+        self.take_block_again(net, prev, key, shape);
+        true
+    }
+
+    /// The relay stops asking about `key` and takes the block again as any
+    /// other: `prev`'s virtual BSYN is answered (or withheld) as the
+    /// receiving side would answer a block it never had.
+    fn take_block_again(&mut self, net: &mut dyn Net, prev: NodeId, key: BlockKey, shape: Shape) {
+        if let Some(f) = self.flows.get_mut(&key.flow_id) {
+            // The next sender made for the block waits for it whole here.
+            f.senders.remove(&key.block_num);
+        }
         self.rx.inbound.take_again(key);
-        let out = self
-            .rx
-            .inbound
-            .on_bsyn(&mut self.rx.cache, prev, key, shape, &[], true, now);
+        let out =
+            self.rx
+                .inbound
+                .on_bsyn(&mut self.rx.cache, prev, key, shape, &[], true, net.now());
         self.send_answers(net, out.answers);
         if out.completed {
             self.completed(net, key);
         }
-        true
     }
 
     fn forget(&mut self, flow_id: u32) {

@@ -569,6 +569,8 @@ fn a_relay_restarted_mid_transfer_loses_nothing() {
 struct RelayNet {
     now: Time,
     queue_to_2: usize,
+    /// What the driver says of the link to node 2.
+    up_2: bool,
     sent: Vec<(Addr, Addr, Vec<u8>)>,
     rng: rand_pcg::Pcg64Mcg,
     radio: NoRadio,
@@ -580,6 +582,7 @@ impl RelayNet {
         RelayNet {
             now: Time::ZERO,
             queue_to_2: 0,
+            up_2: true,
             sent: Vec::new(),
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
             radio: NoRadio,
@@ -624,7 +627,7 @@ impl Net for RelayNet {
     fn link(&self, n: u32) -> Option<crate::net::LinkInfo> {
         Some(crate::net::LinkInfo {
             rate_bps: 1_000_000,
-            up: true,
+            up: n != 2 || self.up_2,
             queue_len: if n == 2 { self.queue_to_2 } else { 0 },
             ..Default::default()
         })
@@ -1061,4 +1064,28 @@ fn a_relay_whose_next_hop_is_silent_stops_asking_and_takes_the_block_again() {
     // back: the relay then holds it again.
     give_block(&mut relay, &mut net, 0);
     assert_eq!(relay.cached_bytes(), 20 * 1400);
+}
+
+/// A next hop the driver reports down is not asked: the relay answers node
+/// 0 at once with what its cache holds (nothing), so nodes upstream do not
+/// wait on a node that cannot answer.
+#[test]
+fn a_relay_whose_next_hop_is_down_takes_the_block_again_at_once() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    net.up_2 = false;
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 0)]);
+}
+
+/// A next hop that holds none of the block leaves nothing to answer for:
+/// the relay takes the block again as any other (under backpressure).
+#[test]
+fn a_relay_whose_next_hop_holds_nothing_takes_the_block_again() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(sent_summary(&mut net), vec![(2, "vbsyn", 0)]);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::new(20));
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 0)]);
+    give_block(&mut relay, &mut net, 0);
+    assert_eq!(relay.cached_bytes(), 20 * 1400, "held whole again");
 }
