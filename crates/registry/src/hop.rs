@@ -88,6 +88,7 @@ impl Protocol for Hop {
 /// backpressure (true), h (1), ack_withholding (true), bsyn_first (true),
 /// micro_blocks (true),
 /// micro_block_threshold (16 KiB), virtual_retransmission (true),
+/// ask_next_hop (false),
 /// initial_e2e_timeout (60 s), measured_first_timeout (false; true on real
 /// hosts), ttl (50), bsyn_retry (200 ms),
 /// withhold_idle (2 s), pace_queue (16, or false), pace_poll (2 ms).
@@ -154,6 +155,9 @@ fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
     }
     if let Some(on) = t.bool("virtual_retransmission")? {
         c.virtual_retransmission = on;
+    }
+    if let Some(on) = t.bool("ask_next_hop")? {
+        c.ask_next_hop = on;
     }
     if let Some(d) = t.duration("initial_e2e_timeout")? {
         c.initial_e2e_timeout = d;

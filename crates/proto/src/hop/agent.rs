@@ -1084,7 +1084,7 @@ impl HopAgent {
         let Some(f) = self.flows.get_mut(&key.flow_id) else {
             return false;
         };
-        if f.role != Role::Relay {
+        if f.role != Role::Relay || !self.cfg.ask_next_hop {
             return false;
         }
         if let Some(asked) = f.asking.get_mut(&key.block_num) {

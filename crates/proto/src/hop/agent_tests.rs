@@ -314,41 +314,49 @@ fn lose_first_end_to_end_back() -> DropFn {
 
 /// §5.7 with H = 100 evicts blocks from relays' caches. Relay 2 here keeps
 /// no block it no longer needs, so when the lost end-to-end BACK's virtual
-/// retransmission comes it holds nothing of block 0. It asks relay 3, which
-/// holds the block, and answers relay 1 for it: no frame moves twice (the
-/// whole block crossed hop 1 → 2 again before).
+/// retransmission comes it holds nothing of block 0. With `ask_next_hop` it
+/// asks relay 3, which holds the block, and answers relay 1 for it: no frame
+/// moves twice; without (the default), the whole block crosses hop 1 → 2
+/// again.
 #[test]
 fn a_virtual_retransmission_moves_nothing_through_a_relay_that_evicted_the_block() {
-    let mut cfg = test_cfg();
-    cfg.max_block = 32 * 1024;
-    cfg.initial_e2e_timeout = Duration::from_secs(2);
-    let bytes = 100_000;
-    let mut w = chain(4, bytes, &cfg);
-    w.agents[2] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
-    w.drop = lose_first_end_to_end_back();
-    w.start();
-    assert!(w.run(Time::from_secs(60)));
-    assert_eq!(w.delivered, pattern(bytes));
-    assert_eq!(w.agents[0].stats().timeouts, 1);
-    assert!(gauge(&w, 2, "hop_blocks_evicted") >= 1.0, "relay 2 evicted");
-    let log = w.take_log();
-    let data_over = |a: u32| {
-        log.iter()
-            .filter(|s| s.from == a && s.to == a + 1)
-            .filter(|s| matches!(message(&s.packet), Some(HopMessage::Data { .. })))
-            .count()
-    };
-    let frames = frames_of(bytes, &cfg);
-    assert_eq!(
-        (0..4).map(data_over).collect::<Vec<_>>(),
-        vec![frames; 4],
-        "no frame moved twice"
-    );
-    let virtuals = log
-        .iter()
-        .filter(|s| matches!(message(&s.packet), Some(HopMessage::VirtualBsyn { .. })))
-        .count();
-    assert_eq!(virtuals, 4, "one virtual BSYN per hop");
+    for ask in [true, false] {
+        let mut cfg = test_cfg();
+        cfg.ask_next_hop = ask;
+        cfg.max_block = 32 * 1024;
+        cfg.initial_e2e_timeout = Duration::from_secs(2);
+        let bytes = 100_000;
+        let mut w = chain(4, bytes, &cfg);
+        w.agents[2] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
+        w.drop = lose_first_end_to_end_back();
+        w.start();
+        assert!(w.run(Time::from_secs(60)));
+        assert_eq!(w.delivered, pattern(bytes));
+        assert_eq!(w.agents[0].stats().timeouts, 1);
+        assert!(gauge(&w, 2, "hop_blocks_evicted") >= 1.0, "relay 2 evicted");
+        let log = w.take_log();
+        let data_over = |a: u32| {
+            log.iter()
+                .filter(|s| s.from == a && s.to == a + 1)
+                .filter(|s| matches!(message(&s.packet), Some(HopMessage::Data { .. })))
+                .count()
+        };
+        let frames = frames_of(bytes, &cfg);
+        // Off (the default), relay 2 takes block 0 (24 frames) again.
+        let again = if ask { 0 } else { 24 };
+        assert_eq!(
+            (0..4).map(data_over).collect::<Vec<_>>(),
+            vec![frames, frames + again, frames, frames],
+            "ask_next_hop {ask}"
+        );
+        let virtuals = log
+            .iter()
+            .filter(|s| matches!(message(&s.packet), Some(HopMessage::VirtualBsyn { .. })))
+            .count();
+        if ask {
+            assert_eq!(virtuals, 4, "one virtual BSYN per hop");
+        }
+    }
 }
 
 /// The same with relays 2 and 3 both evicting: relay 2 asks relay 3, which
@@ -357,6 +365,7 @@ fn a_virtual_retransmission_moves_nothing_through_a_relay_that_evicted_the_block
 #[test]
 fn asking_passes_along_relays_that_all_evicted_the_block() {
     let mut cfg = test_cfg();
+    cfg.ask_next_hop = true;
     cfg.max_block = 32 * 1024;
     cfg.initial_e2e_timeout = Duration::from_secs(2);
     let bytes = 100_000;
@@ -475,6 +484,7 @@ proptest! {
         bsyn_first in any::<bool>(),
         measured in any::<bool>(),
         evicting in any::<bool>(),
+        asking in any::<bool>(),
     ) {
         let mut cfg = test_cfg();
         cfg.max_block = 32 * 1024;
@@ -482,6 +492,7 @@ proptest! {
         cfg.bsyn_first = bsyn_first;
         cfg.measured_first_timeout = measured;
         cfg.backpressure = limit;
+        cfg.ask_next_hop = asking;
         let mut w = chain(hops, bytes, &cfg);
         if evicting {
             // Relays keep no block they no longer need: virtual
@@ -922,6 +933,7 @@ fn overheard_frames_spare_a_virtual_retransmission_their_bytes() {
 /// holding none of it any more.
 fn relay_that_evicted_block_0() -> (HopAgent, RelayNet) {
     let mut cfg = test_cfg();
+    cfg.ask_next_hop = true;
     cfg.pace_queue = None;
     let mut relay = HopAgent::relay(cfg).with_cache_bytes(0);
     let mut net = RelayNet::new();
