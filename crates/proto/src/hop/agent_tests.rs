@@ -750,6 +750,23 @@ fn transit(relay: &mut HopAgent, net: &mut RelayNet, forward: bool, repr: HopRep
     relay.on_transit(net, &mut t);
 }
 
+/// Hands `relay` a message of flow 10's block `block_num` in transit.
+fn flow_10(
+    relay: &mut HopAgent,
+    net: &mut RelayNet,
+    forward: bool,
+    block_num: u32,
+    message: HopMessage<'_>,
+) {
+    let repr = HopRepr {
+        flow_id: 10,
+        block_num,
+        ttl: 50,
+        message,
+    };
+    transit(relay, net, forward, repr);
+}
+
 /// Gives `relay` block `block_num` of flow 10, 20 frames and its BSYN.
 fn give_block(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32) {
     let data = pattern(20 * 1400);
@@ -758,26 +775,14 @@ fn give_block(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32) {
             packet_num: i as u16,
             payload: c,
         };
-        let repr = HopRepr {
-            flow_id: 10,
-            block_num,
-            ttl: 50,
-            message,
-        };
-        transit(relay, net, true, repr);
+        flow_10(relay, net, true, block_num, message);
     }
     let message = HopMessage::Bsyn {
         frames: 20,
         block_len: data.len() as u32,
         micro: &[],
     };
-    let repr = HopRepr {
-        flow_id: 10,
-        block_num,
-        ttl: 50,
-        message,
-    };
-    transit(relay, net, true, repr);
+    flow_10(relay, net, true, block_num, message);
 }
 
 /// The cause of the missed bound at 10 Mbit/s: a BSYN or BACK lost on a
@@ -952,13 +957,7 @@ fn back_from_2(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32, held: &
         frames: held.len() as u16,
         bitmap: &bitmap,
     };
-    let repr = HopRepr {
-        flow_id: 10,
-        block_num,
-        ttl: 50,
-        message,
-    };
-    transit(relay, net, false, repr);
+    flow_10(relay, net, false, block_num, message);
 }
 
 /// Node 0's virtual BSYN for block 0 of flow 10 (20 frames).
@@ -967,13 +966,7 @@ fn virtual_bsyn_from_0(relay: &mut HopAgent, net: &mut RelayNet) {
         frames: 20,
         block_len: 20 * 1400,
     };
-    let repr = HopRepr {
-        flow_id: 10,
-        block_num: 0,
-        ttl: 50,
-        message,
-    };
-    transit(relay, net, true, repr);
+    flow_10(relay, net, true, 0, message);
 }
 
 /// What the relay sent, in order: (to node, message kind, frame or BACK's
@@ -1021,13 +1014,7 @@ fn a_relay_that_evicted_a_block_answers_for_its_next_hop_and_moves_only_what_it_
             packet_num: i,
             payload,
         };
-        let repr = HopRepr {
-            flow_id: 10,
-            block_num: 0,
-            ttl: 50,
-            message,
-        };
-        transit(&mut relay, &mut net, true, repr);
+        flow_10(&mut relay, &mut net, true, 0, message);
     }
     assert_eq!(
         sent_summary(&mut net),
