@@ -4,7 +4,7 @@
 //! application on the last agent.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use rand_core::SeedableRng;
 
@@ -83,11 +83,17 @@ pub(crate) struct World {
     /// Packets relays passed on, took, and dropped.
     pub transit: [u64; 3],
     /// Answers `Net::link`; `None` (the default): the link layer knows
-    /// nothing.
+    /// nothing, unless [`World::mac`] is set.
     pub links: Option<LinkFn>,
     /// A host's scheduler stalling one agent: its events in each stall are
     /// handled when the stall ends, in order, at that later time.
     pub stall: Option<Stall>,
+    /// A MAC under every link; `None` (the default): each packet is one
+    /// attempt and `Net::link` answers from [`World::links`] only.
+    pub mac: Option<Mac>,
+    /// Per link: when each packet on it leaves (the interface queue that
+    /// [`Mac`] reports).
+    departures: std::collections::HashMap<(u32, u32), VecDeque<Time>>,
 }
 
 /// Agent `agent` cannot run during the first `length` of every `every`
@@ -108,6 +114,23 @@ impl Stall {
         }
         Time(t.0 - into.0) + self.length
     }
+}
+
+/// What the drivers under the agents do that a bare link does not: link
+/// ARQ for packets that ask for it (the simulator's MAC, §4.1 of the Hop
+/// paper: "enabled for control packets") and a report of each link's rate
+/// and interface queue (`Net::link`, as the simulator and the runtime give).
+/// A retry takes the link for the packet's time again and meets the drop
+/// function again; link ACKs take no time here.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Mac {
+    /// Attempts for a packet whose `TxOpts::link_attempts` is unset.
+    pub attempts: u8,
+}
+
+impl Mac {
+    /// The simulator's 802.11 default: retry limit 7, so 8 attempts.
+    pub const DOT11: Mac = Mac { attempts: 8 };
 }
 
 struct Radio;
@@ -148,6 +171,8 @@ impl World {
             transit: [0; 3],
             links: None,
             stall: None,
+            mac: None,
+            departures: Default::default(),
         }
     }
 
@@ -170,7 +195,7 @@ impl World {
 
     /// Put `packet` on the link from `node` toward `dst` (relay worlds: to
     /// the neighbour on the line; otherwise straight to `dst`).
-    fn transmit(&mut self, node: u32, src: Addr, dst: Addr, packet: Vec<u8>) {
+    fn transmit(&mut self, node: u32, src: Addr, dst: Addr, packet: Vec<u8>, opts: TxOpts) {
         let next = if !self.relay_mode || node.abs_diff(dst.node) <= 1 {
             dst.node
         } else if dst.node > node {
@@ -179,20 +204,38 @@ impl World {
             node - 1
         };
         let now = self.now;
-        let free = self.link_free.entry((node, next)).or_insert(now);
-        let depart = (*free).max(now) + Duration(self.per_byte.0 * packet.len() as u64);
-        *free = depart;
-        let dropped = (self.drop)(now, node, next, &packet);
-        self.log.push(Sent {
-            at: now,
-            from: node,
-            to: next,
-            packet: packet.clone(),
-            dropped,
-        });
-        if dropped {
-            return;
+        let attempts = match self.mac {
+            Some(mac) => opts.link_attempts.unwrap_or(mac.attempts).max(1),
+            None => 1,
+        };
+        let mut delivered = None;
+        for _ in 0..attempts {
+            let free = self.link_free.entry((node, next)).or_insert(now);
+            let depart = (*free).max(now) + Duration(self.per_byte.0 * packet.len() as u64);
+            *free = depart;
+            let dropped = (self.drop)(now, node, next, &packet);
+            self.log.push(Sent {
+                at: now,
+                from: node,
+                to: next,
+                packet: packet.clone(),
+                dropped,
+            });
+            if !dropped {
+                delivered = Some(depart);
+                break;
+            }
         }
+        if self.mac.is_some() {
+            let q = self.departures.entry((node, next)).or_default();
+            while q.front().is_some_and(|&t| t <= now) {
+                q.pop_front();
+            }
+            q.push_back(self.link_free[&(node, next)]);
+        }
+        let Some(depart) = delivered else {
+            return;
+        };
         let at = depart + self.delay;
         if self.relay_mode {
             let ev = Ev::Hop {
@@ -238,7 +281,7 @@ impl World {
                 crate::TransitVerdict::Forward => {
                     self.transit[0] += 1;
                     self.previous_hop = None;
-                    self.transmit(node, src, dst, packet);
+                    self.transmit(node, src, dst, packet, opts);
                 }
                 crate::TransitVerdict::Consumed => self.transit[1] += 1,
                 crate::TransitVerdict::Drop => self.transit[2] += 1,
@@ -357,6 +400,7 @@ impl World {
             .collect();
         self.queue = kept.into_iter().collect();
         self.link_free.clear();
+        self.departures.clear();
     }
 }
 
@@ -416,13 +460,13 @@ impl Net for Ctx<'_> {
     fn local(&self) -> Addr {
         self.w.addrs[self.me]
     }
-    fn send(&mut self, to: Addr, packet: Vec<u8>, _opts: TxOpts) {
+    fn send(&mut self, to: Addr, packet: Vec<u8>, opts: TxOpts) {
         let from = self.w.addrs[self.me];
-        self.w.transmit(from.node, from, to, packet);
+        self.w.transmit(from.node, from, to, packet, opts);
     }
-    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, _opts: TxOpts) {
+    fn send_as(&mut self, from: Addr, to: Addr, packet: Vec<u8>, opts: TxOpts) {
         let node = self.w.addrs[self.me].node;
-        self.w.transmit(node, from, to, packet);
+        self.w.transmit(node, from, to, packet, opts);
     }
     fn previous_hop(&self) -> Option<NodeId> {
         self.w.previous_hop
@@ -457,12 +501,14 @@ impl Net for Ctx<'_> {
         self.w.events.push((self.me, event));
     }
     /// Every destination is one hop away, except on a chain with link
-    /// information ([`World::links`]), where the next hop is the neighbour
-    /// on the line toward it (so `Net::link` describes the right link).
-    /// Hops left stay 1 there too: JTP's tests read them as they always were.
+    /// information ([`World::links`], [`World::mac`]), where the next hop is
+    /// the neighbour on the line toward it (so `Net::link` describes the
+    /// right link). Hops left stay 1 there too: JTP's tests read them as
+    /// they always were.
     fn route(&self, dst: u32) -> Option<Route> {
         let me = self.w.addrs[self.me].node;
-        let next_hop = match (self.w.relay_mode && self.w.links.is_some(), dst.cmp(&me)) {
+        let informed = self.w.links.is_some() || self.w.mac.is_some();
+        let next_hop = match (self.w.relay_mode && informed, dst.cmp(&me)) {
             (true, std::cmp::Ordering::Greater) => me + 1,
             (true, std::cmp::Ordering::Less) => me - 1,
             _ => dst,
@@ -471,7 +517,22 @@ impl Net for Ctx<'_> {
     }
     fn link(&self, neighbour: u32) -> Option<LinkInfo> {
         let me = self.w.addrs[self.me].node;
-        self.w.links.as_ref().and_then(|f| f(me, neighbour))
+        if let Some(f) = &self.w.links {
+            return f(me, neighbour);
+        }
+        self.w.mac?;
+        let now = self.w.now;
+        let queue_len = self
+            .w
+            .departures
+            .get(&(me, neighbour))
+            .map_or(0, |q| q.iter().filter(|&&t| t > now).count());
+        Some(LinkInfo {
+            rate_bps: 8_000_000_000 / self.w.per_byte.0.max(1),
+            up: true,
+            queue_len,
+            ..LinkInfo::default()
+        })
     }
     fn radio(&mut self) -> &mut dyn RadioControl {
         &mut self.w.radio

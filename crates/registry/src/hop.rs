@@ -53,9 +53,10 @@ impl Protocol for Hop {
         // for ack withholding to serialise, and each link is full duplex,
         // so a block's blind first round overlaps the next hop still moving
         // the previous block, where an opening BSYN would wait for
-        // backpressure (0.58 against 0.77 of the link rate on the 4-hop
-        // lossy chain of `agent_tests`). docs/PERFORMANCE.md's figures were
-        // measured so.
+        // backpressure. docs/PERFORMANCE.md's figures were measured so.
+        // (The 0.58 against 0.77 of the link rate once measured for this on
+        // `agent_tests`' chain came from a world with no queue report;
+        // with one, both meet the bound: docs/hop.md § One measurement.)
         self.0.bsyn_first = false;
         if self.0.micro_block.is_some() {
             self.0.micro_block = Some(s.segment as usize);
@@ -87,6 +88,7 @@ impl Protocol for Hop {
 /// backpressure (true), h (1), ack_withholding (true), bsyn_first (true),
 /// micro_blocks (true),
 /// micro_block_threshold (16 KiB), virtual_retransmission (true),
+/// ask_next_hop (false),
 /// initial_e2e_timeout (60 s), measured_first_timeout (false; true on real
 /// hosts), ttl (50), bsyn_retry (200 ms),
 /// withhold_idle (2 s), pace_queue (16, or false), pace_poll (2 ms).
@@ -153,6 +155,9 @@ fn configure(flow: &Reader, c: &mut HopConfig) -> Result<()> {
     }
     if let Some(on) = t.bool("virtual_retransmission")? {
         c.virtual_retransmission = on;
+    }
+    if let Some(on) = t.bool("ask_next_hop")? {
+        c.ask_next_hop = on;
     }
     if let Some(d) = t.duration("initial_e2e_timeout")? {
         c.initial_e2e_timeout = d;

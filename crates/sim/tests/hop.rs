@@ -256,6 +256,7 @@ h = 3
 ack_withholding = false
 micro_block_threshold = "8KB"
 virtual_retransmission = false
+ask_next_hop = true
 initial_e2e_timeout = "5s"
 measured_first_timeout = true
 bsyn_first = true
@@ -279,6 +280,7 @@ pace_poll = "5ms"
         bsyn_first: true,
         micro_block: Some(8000),
         virtual_retransmission: false,
+        ask_next_hop: true,
         initial_e2e_timeout: Duration::from_secs(5),
         measured_first_timeout: true,
         ttl: 9,

@@ -46,6 +46,11 @@ const T_FIN: TimerId = TimerId(2);
 /// Pacing: look again at an interface queue that was full.
 const T_PACE: TimerId = TimerId(3);
 
+/// Virtual BSYNs a relay sends on, unanswered, for a block it no longer
+/// holds before it stops asking and takes the block again (ours: the next
+/// hop may be down or gone; each repeat waits twice as long).
+const ASK_TRIES: u32 = 3;
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Role {
     Source,
@@ -64,6 +69,10 @@ struct Flow {
     done: BTreeSet<u32>,
     /// Blocks to send on by virtual retransmission, with their TTL.
     virtual_ttl: BTreeMap<u32, u8>,
+    /// Relay: blocks moved on and no longer held whole here whose virtual
+    /// BSYN went on to the next hop before this node answered it, with the
+    /// neighbour to answer and the block's shape (`ask_next_hop`).
+    asking: BTreeMap<u32, (NodeId, Shape)>,
     /// Source: blocks cut so far; sink: blocks delivered so far.
     next: u32,
     /// Source: the application has no more data.
@@ -88,6 +97,11 @@ pub struct HopCounters {
     pub virtual_bsyns: u64,
     pub ttl_expired: u64,
     pub flows_forgotten: u64,
+    /// Virtual BSYNs for a block no longer held here that this relay sent
+    /// on before answering (`ask_next_hop`).
+    pub asks: u64,
+    /// Of those, asks the next hop never answered (`give_up_asking`).
+    pub asks_given_up: u64,
 }
 
 /// A node's receiving side (§3.1–§3.5): the frames it holds and how it
@@ -174,6 +188,14 @@ impl HopAgent {
         HopAgent::new(cfg, Role::Relay, None)
     }
 
+    /// A cache of `bytes` instead of [`CACHE_BYTES`] (tests: a relay that
+    /// evicts every block it no longer needs).
+    #[cfg(test)]
+    pub(crate) fn with_cache_bytes(mut self, bytes: usize) -> HopAgent {
+        self.rx.cache = FrameCache::new(bytes);
+        self
+    }
+
     /// Bytes of frames cached here.
     pub fn cached_bytes(&self) -> usize {
         self.cached
@@ -252,6 +274,7 @@ impl HopAgent {
             senders: BTreeMap::new(),
             done: BTreeSet::new(),
             virtual_ttl: BTreeMap::new(),
+            asking: BTreeMap::new(),
             next: 0,
             app_finished: false,
             e2e: if cfg.measured_first_timeout {
@@ -408,6 +431,11 @@ impl HopAgent {
                 f.e2e.began(block, now);
             }
             let sender = BlockSender::new(kind, self.cfg.frames_per_txop(), self.cfg.bsyn_retry);
+            let sender = if f.asking.contains_key(&block) || self.rx.inbound.is_vouched(key) {
+                sender.asking()
+            } else {
+                sender
+            };
             let sender = if self.cfg.bsyn_first {
                 sender.open_with_bsyn()
             } else {
@@ -513,6 +541,9 @@ impl HopAgent {
             flow_id,
             block_num: block,
         };
+        if self.give_up_asking(net, key) {
+            return true;
+        }
         let now = net.now();
         let timed = self.next_link_timed(net, flow_id);
         let queue_ahead = self.queue_ahead(net, flow_id);
@@ -872,6 +903,8 @@ impl HopAgent {
                     // (`next_link_timed`); harmless elsewhere.
                     f.hop_rtt.sample(rtt);
                 }
+                let asked = f.asking.remove(&key.block_num);
+                let next_hop_holds = asked.map(|a| (a, back.clone()));
                 if s.on_back(back) {
                     f.senders.remove(&key.block_num);
                     f.done.insert(key.block_num);
@@ -887,6 +920,9 @@ impl HopAgent {
                         let answers = self.rx.inbound.moved_on(&self.rx.cache, key);
                         self.send_answers(net, answers);
                     }
+                }
+                if let Some(((to, shape), holds)) = next_hop_holds {
+                    self.answer_asked(net, to, key, shape, holds);
                 }
                 false
             }
@@ -907,6 +943,7 @@ impl HopAgent {
                         f.done.insert(key.block_num);
                         f.senders.remove(&key.block_num);
                         f.virtual_ttl.remove(&key.block_num);
+                        f.asking.remove(&key.block_num);
                         self.rx.cache.remove(key);
                         if self.rx.inbound.holds(key) {
                             let answers = self.rx.inbound.moved_on(&self.rx.cache, key);
@@ -1000,6 +1037,11 @@ impl HopAgent {
             );
             return;
         }
+        if let Some(VirtualStep::Forward { ttl }) = step {
+            if self.ask_next_hop(net, prev, key, shape, ttl) {
+                return;
+            }
+        }
         let out = self.rx.inbound.on_bsyn(
             &mut self.rx.cache,
             prev,
@@ -1017,6 +1059,137 @@ impl HopAgent {
                 f.virtual_ttl.insert(key.block_num, ttl);
             }
         }
+        self.send_answers(net, out.answers);
+        if out.completed {
+            self.completed(net, key);
+        }
+    }
+
+    /// A virtual BSYN from `prev` reached a relay that moved the block on
+    /// and no longer holds it whole (its cache evicted it, §5.7's H = 100):
+    /// instead of taking the whole block again, the relay sends the virtual
+    /// BSYN on at once and answers `prev` when its next hop has, for what
+    /// the two hold together (`answer_asked`), so only frames the next hop
+    /// lacks move (§3.2). True if the virtual BSYN is handled so, or is a
+    /// repeat of one being asked about.
+    fn ask_next_hop(
+        &mut self,
+        net: &dyn Net,
+        prev: NodeId,
+        key: BlockKey,
+        shape: Shape,
+        ttl: u8,
+    ) -> bool {
+        let next_hop_up = self.next_hop_up(net, key.flow_id);
+        let Some(f) = self.flows.get_mut(&key.flow_id) else {
+            return false;
+        };
+        if f.role != Role::Relay || !self.cfg.ask_next_hop {
+            return false;
+        }
+        if let Some(asked) = f.asking.get_mut(&key.block_num) {
+            asked.0 = prev;
+            return true;
+        }
+        let whole = self.rx.cache.block(key).is_some_and(BlockBuf::is_complete);
+        if whole
+            || !next_hop_up
+            || !self.rx.inbound.has_moved(key)
+            || self.rx.inbound.is_vouched(key)
+        {
+            return false;
+        }
+        if self.rx.cache.set_shape(key, shape).is_err() {
+            return false;
+        }
+        f.asking.insert(key.block_num, (prev, shape));
+        self.counters.asks += 1;
+        f.senders.remove(&key.block_num);
+        f.done.remove(&key.block_num);
+        f.virtual_ttl.insert(key.block_num, ttl);
+        true
+    }
+
+    /// The flow has a next hop here that the driver does not report down
+    /// (a relay asks only a next hop that may answer: one it knows is down
+    /// would leave every node upstream waiting on it).
+    fn next_hop_up(&self, net: &dyn Net, flow_id: u32) -> bool {
+        let Some(f) = self.flows.get(&flow_id) else {
+            return false;
+        };
+        net.route(f.dst.node)
+            .is_some_and(|r| net.link(r.next_hop).is_none_or(|l| l.up))
+    }
+
+    /// The next hop answered a virtual BSYN this relay sent on before
+    /// answering `to` ([`Self::ask_next_hop`]): `to` is told what the next
+    /// hop and this node hold together, and sends only the rest, which
+    /// this node passes on without holding the block again. A next hop
+    /// that holds none of it leaves nothing to answer for: the block is
+    /// taken again as any other, under backpressure.
+    fn answer_asked(
+        &mut self,
+        net: &mut dyn Net,
+        to: NodeId,
+        key: BlockKey,
+        shape: Shape,
+        next_hop_holds: FrameBitmap,
+    ) {
+        if next_hop_holds.count() == 0 {
+            self.take_block_again(net, to, key, shape);
+            return;
+        }
+        let back = if next_hop_holds.is_full() {
+            FrameBitmap::full(shape.frames as usize)
+        } else {
+            self.rx.inbound.vouch(key, next_hop_holds);
+            self.rx
+                .inbound
+                .answer_for(&self.rx.cache, key, shape.frames)
+        };
+        self.send_answers(net, vec![Answer { to, key, back }]);
+    }
+
+    /// The fallback for a next hop that is down or gone: once the driver
+    /// reports it down, or after `ASK_TRIES` unanswered virtual BSYNs for a
+    /// block it asked about, the relay takes
+    /// the block again as any other, answering the neighbour that asked
+    /// it with what its cache holds, so the block moves up to this node and
+    /// waits here for a next hop (§3.4's progress hop by hop). True if it
+    /// gave up now.
+    fn give_up_asking(&mut self, net: &mut dyn Net, key: BlockKey) -> bool {
+        let now = net.now();
+        let next_hop_up = self.next_hop_up(net, key.flow_id);
+        let Some(f) = self.flows.get_mut(&key.flow_id) else {
+            return false;
+        };
+        let silent = f.senders.get(&key.block_num).is_some_and(|s| {
+            !s.is_answered() && (!next_hop_up || (s.retry_due(now) && s.unanswered() >= ASK_TRIES))
+        });
+        if !silent {
+            return false;
+        }
+        let Some((prev, shape)) = f.asking.remove(&key.block_num) else {
+            return false;
+        };
+        self.counters.asks_given_up += 1;
+        self.take_block_again(net, prev, key, shape);
+        true
+    }
+
+    /// The relay stops asking about `key` and takes the block again as any
+    /// other: `prev`'s virtual BSYN is answered (or withheld) as the
+    /// receiving side would answer a block it never had.
+    fn take_block_again(&mut self, net: &mut dyn Net, prev: NodeId, key: BlockKey, shape: Shape) {
+        if let Some(f) = self.flows.get_mut(&key.flow_id) {
+            // The next sender made for the block waits for it whole here.
+            f.senders.remove(&key.block_num);
+        }
+        self.rx.inbound.take_again(key);
+        let out =
+            self.rx
+                .inbound
+                .on_bsyn(&mut self.rx.cache, prev, key, shape, &[], true, net.now());
         self.send_answers(net, out.answers);
         if out.completed {
             self.completed(net, key);
@@ -1211,6 +1384,9 @@ impl Agent for HopAgent {
             "hop_virtual_bsyns" => Some(self.counters.virtual_bsyns as f64),
             "hop_e2e_backs" => Some(self.counters.e2e_backs as f64),
             "hop_blocks_moved_on" => Some(self.counters.blocks_moved_on as f64),
+            "hop_blocks_evicted" => Some(self.rx.cache.counters.blocks_evicted as f64),
+            "hop_asks" => Some(self.counters.asks as f64),
+            "hop_asks_given_up" => Some(self.counters.asks_given_up as f64),
             _ => None,
         }
     }

@@ -11,7 +11,7 @@ use super::agent::HopAgent;
 use super::bitmap::FrameBitmap;
 use super::HopConfig;
 use crate::net::{AccessClass, Addr, Agent, AppRead, Net, NetworkHeader, TxOpts};
-use crate::testnet::{pattern, DropFn, World};
+use crate::testnet::{pattern, DropFn, Mac, World};
 use crate::time::{Duration, Time};
 
 fn chain(hops: usize, bytes: usize, cfg: &HopConfig) -> World {
@@ -299,6 +299,93 @@ fn virtual_retransmission_moves_no_data_where_every_hop_holds_it() {
     assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
 }
 
+/// Drops the first end-to-end BACK (on the last hop: the relays never see
+/// it, and the source times out).
+fn lose_first_end_to_end_back() -> DropFn {
+    let mut dropped = false;
+    Box::new(move |_, _, _, p| {
+        if !dropped && matches!(message(p), Some(HopMessage::EndToEndBack)) {
+            dropped = true;
+            return true;
+        }
+        false
+    })
+}
+
+/// §5.7 with H = 100 evicts blocks from relays' caches. Relay 2 here keeps
+/// no block it no longer needs, so when the lost end-to-end BACK's virtual
+/// retransmission comes it holds nothing of block 0. With `ask_next_hop` it
+/// asks relay 3, which holds the block, and answers relay 1 for it: no frame
+/// moves twice; without (the default), the whole block crosses hop 1 → 2
+/// again.
+#[test]
+fn a_virtual_retransmission_moves_nothing_through_a_relay_that_evicted_the_block() {
+    for ask in [true, false] {
+        let mut cfg = test_cfg();
+        cfg.ask_next_hop = ask;
+        cfg.max_block = 32 * 1024;
+        cfg.initial_e2e_timeout = Duration::from_secs(2);
+        let bytes = 100_000;
+        let mut w = chain(4, bytes, &cfg);
+        w.agents[2] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
+        w.drop = lose_first_end_to_end_back();
+        w.start();
+        assert!(w.run(Time::from_secs(60)));
+        assert_eq!(w.delivered, pattern(bytes));
+        assert_eq!(w.agents[0].stats().timeouts, 1);
+        assert!(gauge(&w, 2, "hop_blocks_evicted") >= 1.0, "relay 2 evicted");
+        let log = w.take_log();
+        let data_over = |a: u32| {
+            log.iter()
+                .filter(|s| s.from == a && s.to == a + 1)
+                .filter(|s| matches!(message(&s.packet), Some(HopMessage::Data { .. })))
+                .count()
+        };
+        let frames = frames_of(bytes, &cfg);
+        // Off (the default), relay 2 takes block 0 (24 frames) again.
+        let again = if ask { 0 } else { 24 };
+        assert_eq!(
+            (0..4).map(data_over).collect::<Vec<_>>(),
+            vec![frames, frames + again, frames, frames],
+            "ask_next_hop {ask}"
+        );
+        let virtuals = log
+            .iter()
+            .filter(|s| matches!(message(&s.packet), Some(HopMessage::VirtualBsyn { .. })))
+            .count();
+        if ask {
+            assert_eq!(virtuals, 4, "one virtual BSYN per hop");
+        }
+    }
+}
+
+/// The same with relays 2 and 3 both evicting: relay 2 asks relay 3, which
+/// asks the sink, which has delivered the block; the answers come back hop
+/// by hop and still no frame moves twice.
+#[test]
+fn asking_passes_along_relays_that_all_evicted_the_block() {
+    let mut cfg = test_cfg();
+    cfg.ask_next_hop = true;
+    cfg.max_block = 32 * 1024;
+    cfg.initial_e2e_timeout = Duration::from_secs(2);
+    let bytes = 100_000;
+    let mut w = chain(4, bytes, &cfg);
+    for i in [1, 2, 3] {
+        w.agents[i] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
+    }
+    w.drop = lose_first_end_to_end_back();
+    w.start();
+    assert!(w.run(Time::from_secs(60)));
+    assert_eq!(w.delivered, pattern(bytes));
+    let data = w
+        .take_log()
+        .iter()
+        .filter(|s| matches!(message(&s.packet), Some(HopMessage::Data { .. })))
+        .count();
+    assert_eq!(data, 4 * frames_of(bytes, &cfg), "no frame moved twice");
+    assert!(gauge(&w, 4, "hop_e2e_backs") >= 2.0);
+}
+
 /// The mechanism of the livelock found in the simulator with virtual
 /// retransmission off: an end-to-end BACK is lost, and the end-to-end
 /// timeout (here 100 ms) is shorter than the source takes to send the
@@ -383,7 +470,8 @@ proptest! {
     /// Whatever is lost, the sink gets the file exactly once and in order,
     /// and every node closes. Data frames see the raw loss rate (no ARQ),
     /// control frames that rate cubed (three link attempts) — or, in half
-    /// the cases, the raw rate too (no ARQ at all: slower, still correct).
+    /// the cases, the raw rate too (no ARQ at all: slower, still correct);
+    /// in half the cases the relays evict every block they have moved on.
     #[test]
     fn a_file_arrives_exactly_once_under_any_loss(
         hops in 1usize..5,
@@ -395,6 +483,8 @@ proptest! {
         limit in prop_oneof![Just(None), (1usize..3).prop_map(Some)],
         bsyn_first in any::<bool>(),
         measured in any::<bool>(),
+        evicting in any::<bool>(),
+        asking in any::<bool>(),
     ) {
         let mut cfg = test_cfg();
         cfg.max_block = 32 * 1024;
@@ -402,7 +492,15 @@ proptest! {
         cfg.bsyn_first = bsyn_first;
         cfg.measured_first_timeout = measured;
         cfg.backpressure = limit;
+        cfg.ask_next_hop = asking;
         let mut w = chain(hops, bytes, &cfg);
+        if evicting {
+            // Relays keep no block they no longer need: virtual
+            // retransmissions meet relays that must ask their next hop.
+            for i in 1..hops {
+                w.agents[i] = Box::new(HopAgent::relay(cfg.clone()).with_cache_bytes(0));
+            }
+        }
         w.drop = lossy_with_arq(loss, arq, seed);
         w.start();
         prop_assert!(w.run(Time::from_secs(36_000)), "did not finish");
@@ -411,34 +509,44 @@ proptest! {
     }
 }
 
+/// The issue's bound on every loss seed 1–30: goodput ≥ 0.8 × (1 − p) ×
+/// link rate with 5 % loss on every link, each way, timed to the moment
+/// every node has closed (so a lost end-to-end BACK or FIN counts too).
+/// The world has the MAC the paper runs Hop on (§4.1): one attempt for
+/// data frames, link ARQ for control, and the link reports (rate and
+/// interface queue) that the simulator and the runtime give.
+///
+/// Without that MAC (every packet one attempt, no link report) the bound
+/// was met in 11 of these seeds: in 7 the first block's end-to-end BACK
+/// was lost and waited the paper's initial 60 s (0.27–0.31 of the bound),
+/// and without the queue report a BSYN waited behind a whole unpaced round
+/// and was repeated into it every `bsyn_retry`, each BACK drawing frames
+/// that were still queued (the source sent 1,971 data frames for 1,429, and
+/// 3,121 with the opening BSYN of `bsyn_first`). With it, 1.095–1.123 of
+/// the bound (median 1.111), and 1.091–1.125 with the blind first round.
 #[test]
-fn four_lossy_hops_reach_the_per_hop_bound() {
-    // The issue's bound: goodput ≥ 0.8 × (1 − p) × link rate, with 5 % loss
-    // on every link (data and control alike: this world has no link ARQ).
-    // With the blind first round, as on real hosts (`Hop::on_hosts`): on
-    // these independent full-duplex links a block's first round overlaps
-    // the hop ahead still moving the previous block, where an opening BSYN
-    // waits for backpressure to let it in (27.5 s, 0.58 of the link rate,
-    // with `bsyn_first`; the simulator's 802.11 chains meet the bound with
-    // it, `crates/sim/tests/hop.rs`).
+fn four_lossy_hops_reach_the_per_hop_bound_on_every_seed() {
     let mut cfg = test_cfg();
     cfg.max_block = 1 << 20;
-    cfg.bsyn_first = false;
     let bytes = 2_000_000;
-    // The loss pattern decides whether an end-to-end BACK or FIN is lost
-    // and waited for: over seeds 1–30 the bound is met in 11 (13 before
-    // blocks were timed from their first frame), and the first block's
-    // lost end-to-end BACK waits the initial 60 s in 7 (issue 13).
-    let mut w = chain(4, bytes, &cfg);
-    w.drop = lossy(0.05, 1);
-    w.start();
-    assert!(w.run(Time::from_secs(600)));
-    assert_eq!(w.delivered, pattern(bytes));
-    let goodput = bytes as f64 * 8.0 / w.now.as_secs_f64();
+    let bound = 0.8 * (1.0 - 0.05) * 1e6;
+    let mut ratios = Vec::new();
+    for seed in 1..=30 {
+        let mut w = chain(4, bytes, &cfg);
+        w.mac = Some(Mac::DOT11);
+        w.drop = lossy(0.05, seed);
+        w.start();
+        assert!(w.run(Time::from_secs(600)), "seed {seed} did not finish");
+        assert_eq!(w.delivered, pattern(bytes), "seed {seed}");
+        ratios.push(bytes as f64 * 8.0 / w.now.as_secs_f64() / bound);
+    }
+    let below: Vec<(usize, f64)> = (1..)
+        .zip(ratios.iter().copied())
+        .filter(|r| r.1 < 1.0)
+        .collect();
     assert!(
-        goodput >= 0.8 * 0.95 * 1e6,
-        "goodput {goodput:.0} bit/s in {:?}",
-        w.now
+        below.is_empty(),
+        "(seed, goodput / bound) below: {below:.3?}"
     );
 }
 
@@ -472,6 +580,8 @@ fn a_relay_restarted_mid_transfer_loses_nothing() {
 struct RelayNet {
     now: Time,
     queue_to_2: usize,
+    /// What the driver says of the link to node 2.
+    up_2: bool,
     sent: Vec<(Addr, Addr, Vec<u8>)>,
     rng: rand_pcg::Pcg64Mcg,
     radio: NoRadio,
@@ -483,6 +593,7 @@ impl RelayNet {
         RelayNet {
             now: Time::ZERO,
             queue_to_2: 0,
+            up_2: true,
             sent: Vec::new(),
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
             radio: NoRadio,
@@ -527,7 +638,7 @@ impl Net for RelayNet {
     fn link(&self, n: u32) -> Option<crate::net::LinkInfo> {
         Some(crate::net::LinkInfo {
             rate_bps: 1_000_000,
-            up: true,
+            up: n != 2 || self.up_2,
             queue_len: if n == 2 { self.queue_to_2 } else { 0 },
             ..Default::default()
         })
@@ -639,6 +750,23 @@ fn transit(relay: &mut HopAgent, net: &mut RelayNet, forward: bool, repr: HopRep
     relay.on_transit(net, &mut t);
 }
 
+/// Hands `relay` a message of flow 10's block `block_num` in transit.
+fn flow_10(
+    relay: &mut HopAgent,
+    net: &mut RelayNet,
+    forward: bool,
+    block_num: u32,
+    message: HopMessage<'_>,
+) {
+    let repr = HopRepr {
+        flow_id: 10,
+        block_num,
+        ttl: 50,
+        message,
+    };
+    transit(relay, net, forward, repr);
+}
+
 /// Gives `relay` block `block_num` of flow 10, 20 frames and its BSYN.
 fn give_block(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32) {
     let data = pattern(20 * 1400);
@@ -647,26 +775,14 @@ fn give_block(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32) {
             packet_num: i as u16,
             payload: c,
         };
-        let repr = HopRepr {
-            flow_id: 10,
-            block_num,
-            ttl: 50,
-            message,
-        };
-        transit(relay, net, true, repr);
+        flow_10(relay, net, true, block_num, message);
     }
     let message = HopMessage::Bsyn {
         frames: 20,
         block_len: data.len() as u32,
         micro: &[],
     };
-    let repr = HopRepr {
-        flow_id: 10,
-        block_num,
-        ttl: 50,
-        message,
-    };
-    transit(relay, net, true, repr);
+    flow_10(relay, net, true, block_num, message);
 }
 
 /// The cause of the missed bound at 10 Mbit/s: a BSYN or BACK lost on a
@@ -815,4 +931,160 @@ fn overheard_frames_spare_a_virtual_retransmission_their_bytes() {
         })
         .collect();
     assert_eq!(backs, vec![vec![0b1111_0000, 0]]);
+}
+
+/// Relay 1 of 0 — 1 — 2 with a cache that keeps nothing it no longer
+/// needs, having moved block 0 of flow 10 (20 frames) on to node 2, and
+/// holding none of it any more.
+fn relay_that_evicted_block_0() -> (HopAgent, RelayNet) {
+    let mut cfg = test_cfg();
+    cfg.ask_next_hop = true;
+    cfg.pace_queue = None;
+    let mut relay = HopAgent::relay(cfg).with_cache_bytes(0);
+    let mut net = RelayNet::new();
+    give_block(&mut relay, &mut net, 0);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::full(20));
+    assert_eq!(relay.cached_bytes(), 0, "evicted once moved on");
+    net.sent.clear();
+    net.queue_to_2 = 0;
+    (relay, net)
+}
+
+/// Node 2's BACK for `block_num` of flow 10, showing `held`.
+fn back_from_2(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32, held: &FrameBitmap) {
+    let bitmap = held.to_back();
+    let message = HopMessage::Back {
+        frames: held.len() as u16,
+        bitmap: &bitmap,
+    };
+    flow_10(relay, net, false, block_num, message);
+}
+
+/// Node 0's virtual BSYN for block 0 of flow 10 (20 frames).
+fn virtual_bsyn_from_0(relay: &mut HopAgent, net: &mut RelayNet) {
+    let message = HopMessage::VirtualBsyn {
+        frames: 20,
+        block_len: 20 * 1400,
+    };
+    flow_10(relay, net, true, 0, message);
+}
+
+/// What the relay sent, in order: (to node, message kind, frame or BACK's
+/// held count).
+fn sent_summary(net: &mut RelayNet) -> Vec<(u32, &'static str, usize)> {
+    net.sent
+        .drain(..)
+        .filter_map(|(_, to, p)| match message(&p)? {
+            HopMessage::Data { packet_num, .. } => Some((to.node, "data", packet_num as usize)),
+            HopMessage::VirtualBsyn { .. } => Some((to.node, "vbsyn", 0)),
+            HopMessage::Back { frames, bitmap } => Some((
+                to.node,
+                "back",
+                FrameBitmap::from_back(frames, bitmap).count(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The relay no longer holds block 0; node 2 holds all of it but frames 3
+/// and 7. The relay asks node 2 before answering node 0, answers for the
+/// 18 frames node 2 holds, and passes on exactly frames 3 and 7.
+#[test]
+fn a_relay_that_evicted_a_block_answers_for_its_next_hop_and_moves_only_what_it_lacks() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(
+        sent_summary(&mut net),
+        vec![(2, "vbsyn", 0)],
+        "asks node 2 first, answers node 0 later"
+    );
+    let mut holds = FrameBitmap::new(20);
+    for i in (0..20).filter(|i| ![3, 7].contains(i)) {
+        holds.set(i);
+    }
+    back_from_2(&mut relay, &mut net, 0, &holds);
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 18)]);
+    // Node 0 sends the two frames; the relay passes on those two only,
+    // then asks again.
+    let data = pattern(20 * 1400);
+    for i in [3u16, 7] {
+        let payload = &data[i as usize * 1400..(i as usize + 1) * 1400];
+        let message = HopMessage::Data {
+            packet_num: i,
+            payload,
+        };
+        flow_10(&mut relay, &mut net, true, 0, message);
+    }
+    assert_eq!(
+        sent_summary(&mut net),
+        vec![(2, "data", 3), (2, "data", 7), (2, "vbsyn", 0)]
+    );
+    // Node 0's next virtual BSYN is answered in full (the frames node 2
+    // holds, and the two now here).
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 20)]);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::full(20));
+    assert_eq!(relay.poll_timeout(), None, "block 0 moved on again");
+}
+
+/// The fallback for a dead next hop: node 2 never answers. After three
+/// unanswered virtual BSYNs the relay stops asking and answers node 0 with
+/// what its cache holds (nothing), so the block moves up to it again.
+#[test]
+fn a_relay_whose_next_hop_is_silent_stops_asking_and_takes_the_block_again() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    let mut to_2 = 0;
+    let mut back_to_0 = None;
+    for _ in 0..400 {
+        net.now += Duration::from_millis(10);
+        net.queue_to_2 = 0;
+        if relay.poll_timeout().is_some_and(|t| t <= net.now) {
+            relay.on_timeout(&mut net);
+        }
+        for (to, kind, n) in sent_summary(&mut net) {
+            match (to, kind) {
+                (2, "vbsyn") => to_2 += 1,
+                (0, "back") => back_to_0 = Some((to_2, n)),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        if back_to_0.is_some() {
+            break;
+        }
+    }
+    assert_eq!(
+        back_to_0,
+        Some((3, 0)),
+        "(virtual BSYNs to node 2, frames held)"
+    );
+    // The block comes back whole from node 0 and goes on once node 2 is
+    // back: the relay then holds it again.
+    give_block(&mut relay, &mut net, 0);
+    assert_eq!(relay.cached_bytes(), 20 * 1400);
+}
+
+/// A next hop the driver reports down is not asked: the relay answers node
+/// 0 at once with what its cache holds (nothing), so nodes upstream do not
+/// wait on a node that cannot answer.
+#[test]
+fn a_relay_whose_next_hop_is_down_takes_the_block_again_at_once() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    net.up_2 = false;
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 0)]);
+}
+
+/// A next hop that holds none of the block leaves nothing to answer for:
+/// the relay takes the block again as any other (under backpressure).
+#[test]
+fn a_relay_whose_next_hop_holds_nothing_takes_the_block_again() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(sent_summary(&mut net), vec![(2, "vbsyn", 0)]);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::new(20));
+    assert_eq!(sent_summary(&mut net), vec![(0, "back", 0)]);
+    give_block(&mut relay, &mut net, 0);
+    assert_eq!(relay.cached_bytes(), 20 * 1400, "held whole again");
 }

@@ -62,6 +62,10 @@ pub struct Inbound {
     /// Blocks this node has moved on (or delivered).
     moved: BTreeSet<BlockKey>,
     withheld: BTreeMap<BlockKey, Withheld>,
+    /// Blocks moved on and no longer held whole here, with the frames the
+    /// next hop said it holds when a virtual BSYN asked it: this node
+    /// answers for those and takes only the rest ([`Inbound::vouch`]).
+    vouched: BTreeMap<BlockKey, FrameBitmap>,
     /// Blocks smaller than this are micro-blocks: answered without waiting
     /// for the turn (§3.6).
     micro: Option<usize>,
@@ -78,6 +82,7 @@ impl Inbound {
             flows: BTreeMap::new(),
             moved: BTreeSet::new(),
             withheld: BTreeMap::new(),
+            vouched: BTreeMap::new(),
             micro: None,
             counters: InboundCounters::default(),
         }
@@ -149,6 +154,10 @@ impl Inbound {
         now: Time,
     ) -> Outcome {
         if self.moved.contains(&key) {
+            if self.vouched.contains_key(&key) {
+                // A frame the next hop lacks, for this node to pass on.
+                cache.insert_frame(key, packet_num, payload, false);
+            }
             return Outcome::default();
         }
         if !self.flow(key.flow_id).admit(key.block_num) {
@@ -232,6 +241,15 @@ impl Inbound {
                 });
                 return out;
             }
+            if self.vouched.contains_key(&key) {
+                self.counters.backs += 1;
+                out.answers.push(Answer {
+                    to: from,
+                    key,
+                    back: self.answer_for(cache, key, shape.frames),
+                });
+                return out;
+            }
             // A virtual retransmission of a block this node passed on and
             // no longer holds whole: take it again.
             self.moved.remove(&key);
@@ -305,9 +323,46 @@ impl Inbound {
         out
     }
 
+    /// A virtual BSYN asked the next hop about `key`, which this node moved
+    /// on and no longer holds whole, and its BACK said it holds `next_hop`:
+    /// from now on this node answers for those frames as well as its own,
+    /// and takes only the frames neither holds, without holding the block
+    /// again (no room, no turn: the next hop already has most of it).
+    pub fn vouch(&mut self, key: BlockKey, next_hop: FrameBitmap) {
+        if self.moved.contains(&key) {
+            self.vouched.insert(key, next_hop);
+        }
+    }
+
+    /// True while this node answers for `key` from its next hop's BACK.
+    pub fn is_vouched(&self, key: BlockKey) -> bool {
+        self.vouched.contains_key(&key)
+    }
+
+    /// The BACK this node gives for `key`: the frames its cache holds, and
+    /// those its next hop holds if it vouches for them.
+    pub fn answer_for(&self, cache: &FrameCache, key: BlockKey, frames: u16) -> FrameBitmap {
+        let mut back = Self::back(cache, key, frames);
+        if let Some(v) = self.vouched.get(&key) {
+            for i in v.held().filter(|&i| i < frames as usize) {
+                back.set(i);
+            }
+        }
+        back
+    }
+
+    /// The next hop did not answer for `key`: this node takes the block
+    /// again as any other (the virtual BSYN's next answer says what its
+    /// cache holds).
+    pub fn take_again(&mut self, key: BlockKey) {
+        self.moved.remove(&key);
+        self.vouched.remove(&key);
+    }
+
     /// The block has moved on: whole at the next hop, or handed to the
     /// application. Returns the BACKs its room releases.
     pub fn moved_on(&mut self, cache: &FrameCache, key: BlockKey) -> Vec<Answer> {
+        self.vouched.remove(&key);
         self.moved.insert(key);
         let released = self.flow(key.flow_id).moved_on(key.block_num);
         let mut answers = Vec::new();
@@ -333,6 +388,7 @@ impl Inbound {
         self.flows.remove(&flow_id);
         self.moved.retain(|k| k.flow_id != flow_id);
         self.withheld.retain(|k, _| k.flow_id != flow_id);
+        self.vouched.retain(|k, _| k.flow_id != flow_id);
     }
 }
 

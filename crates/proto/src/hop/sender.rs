@@ -90,6 +90,9 @@ pub struct BlockSender {
     /// if it was sent once this round: a BACK to it times the hop's round
     /// trip (after a repeat, which BSYN a BACK answers is ambiguous).
     left_at: Option<Time>,
+    /// A virtual transfer that asks the next hop before this node holds
+    /// the block ([`BlockSender::asking`]).
+    asking: bool,
     /// A BACK has answered data sent (or a micro or virtual BSYN): frames
     /// sent from now on are retransmissions. A BACK to a plain opening BSYN
     /// (`open_with_bsyn`) is not, so the first round counts as first
@@ -115,6 +118,7 @@ impl BlockSender {
             retry,
             unanswered: 0,
             left_at: None,
+            asking: false,
             repairing: kind == SendKind::Resend,
             stats: SenderStats::default(),
         }
@@ -139,6 +143,42 @@ impl BlockSender {
             self.opened = false;
         }
         self
+    }
+
+    /// A virtual transfer of a block this node moved on once and no longer
+    /// holds whole: its virtual BSYN goes with only the block's shape known
+    /// here, and afterwards frames go (and the next virtual BSYN) once this
+    /// node holds every frame the next hop's BACK says it lacks, not the
+    /// whole block (§3.2: data move only where the next hop lacks them).
+    pub fn asking(mut self) -> BlockSender {
+        if self.kind == SendKind::Virtual {
+            self.asking = true;
+        }
+        self
+    }
+
+    /// The next hop has answered at least once.
+    pub fn is_answered(&self) -> bool {
+        self.stats.backs > 0
+    }
+
+    /// BSYNs sent in a row without a BACK.
+    pub fn unanswered(&self) -> u32 {
+        self.unanswered
+    }
+
+    /// The frames held here (`local`) make the next hop whole: the whole
+    /// block, or, for an asking transfer once answered, every frame the
+    /// next hop lacks.
+    fn covers(&self, local: &BlockBuf) -> bool {
+        if local.is_complete() {
+            return true;
+        }
+        let held = local.held();
+        self.asking
+            && self.is_answered()
+            && !self.peer.is_empty()
+            && self.peer.missing().all(|i| held.get(i))
     }
 
     /// Frames it sends now are retransmissions: an earlier round of them
@@ -199,14 +239,15 @@ impl BlockSender {
     /// `None`. Frames go when a TXOP's worth is ready or the block is whole
     /// here; the BSYN when the round is out and the block is whole here.
     pub fn poll_transmit(&mut self, now: Time, local: &BlockBuf) -> Option<SendAction> {
-        let complete = local.is_complete();
+        let complete = self.covers(local);
         match self.state {
             State::Done => None,
             State::Awaiting { retry_at } => (now >= retry_at).then(|| self.bsyn(now)),
             State::Sending if !self.opened => {
                 // A micro-block or virtual BSYN needs the whole block here;
-                // a plain opening BSYN only the block's shape.
-                let ready = complete || (self.kind == SendKind::Plain && local.shape().is_some());
+                // a plain opening BSYN, or an asking one, only its shape.
+                let shape_only = self.kind == SendKind::Plain || self.asking;
+                let ready = complete || (shape_only && local.shape().is_some());
                 if !ready {
                     return None;
                 }
