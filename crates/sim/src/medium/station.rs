@@ -806,7 +806,11 @@ impl<A: Access> Stations<A> {
                 } else {
                     self.set_nav(cx, r, air.nav_end);
                     if !cx.core.ports[r].is_empty() || !cx.core.nodes[r].relays.is_empty() {
-                        if let Some(frame) = self.copy_head(cx, air) {
+                        // Counted at every node with agents; copied only
+                        // for one with an agent that listens.
+                        if cx.core.overhearing[r] == 0 {
+                            self.stats.overheard += self.on_air(air).is_some() as u64;
+                        } else if let Some(frame) = self.copy_head(cx, air) {
                             self.stats.overheard += 1;
                             cx.out.push(Out::Overheard(rn, frame));
                         }
