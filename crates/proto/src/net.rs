@@ -272,8 +272,17 @@ pub trait Agent {
         TransitVerdict::Forward
     }
     /// A frame addressed to another node, overheard on a shared medium
-    /// (promiscuous mode), for agents that cache what passes by.
+    /// (promiscuous mode), for agents that cache what passes by. Called
+    /// only on agents whose [`Agent::hears_overheard`] is true.
     fn on_overheard(&mut self, _net: &mut dyn Net, _src: Addr, _dst: Addr, _packet: &[u8]) {}
+    /// Whether this agent wants [`Agent::on_overheard`]; an agent that
+    /// overrides it must say so here. A driver hands overheard frames only
+    /// to agents that do: in a mesh every data frame is overheard by every
+    /// node within range, and a call on an agent that ignores it is a visit
+    /// to state that is cold by then (issue 18).
+    fn hears_overheard(&self) -> bool {
+        false
+    }
     /// The link layer received a frame addressed to this agent corrupted and
     /// hands up what it could read of it (explicit loss notification, ELN):
     /// a loss report, never data.

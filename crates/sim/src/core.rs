@@ -100,6 +100,10 @@ pub struct Core {
     /// Agents bound on each node: (port, agent). A node has few agents, so
     /// a scan beats hashing on the per-packet path.
     pub ports: Vec<Vec<(u16, AgentIndex)>>,
+    /// Per node, how many of its agents (bound endpoints and living
+    /// relays) hear overheard frames (`Agent::hears_overheard`): the
+    /// medium copies a frame it overhears only for a node that has one.
+    pub overhearing: Vec<u32>,
     pub flows: Vec<FlowObserver>,
     pub loopback: VecDeque<Frame>,
     pool: Vec<Vec<u8>>,
@@ -144,6 +148,7 @@ impl Core {
             next_link: vec![vec![None; n]; n],
             hop_count: vec![vec![u32::MAX; n]; n],
             ports: vec![Vec::new(); n],
+            overhearing: vec![0; n],
             flows: Vec::new(),
             loopback: VecDeque::new(),
             pool: Vec::new(),
@@ -268,8 +273,10 @@ impl Core {
         Some(hops)
     }
 
-    pub fn bind(&mut self, addr: Addr, agent: AgentIndex) {
+    /// Bind `agent` to `addr`; `overhears` if it hears overheard frames.
+    pub fn bind(&mut self, addr: Addr, agent: AgentIndex, overhears: bool) {
         self.ports[addr.node as usize].push((addr.port, agent));
+        self.overhearing[addr.node as usize] += overhears as u32;
     }
 
     /// The agent bound to `addr`, if any.

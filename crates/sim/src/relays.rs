@@ -126,8 +126,10 @@ impl Simulation {
         // ends' do.
         ep.access_class = self.spec.flows[flow as usize].access_class;
         self.endpoints.push(ep);
+        let hears = agent.hears_overheard();
         self.agents.push(agent);
         self.core.nodes[node as usize].relays.push((class, index));
+        self.core.overhearing[node as usize] += hears as u32;
         Some((index, true))
     }
 
@@ -176,6 +178,7 @@ impl Simulation {
         }
         let node = self.endpoints[a as usize].addr.node as usize;
         self.core.nodes[node].relays.retain(|&(_, r)| r != a);
+        self.core.overhearing[node] -= agent.hears_overheard() as u32;
         let by_flow = self
             .flow_agents
             .iter()

@@ -246,8 +246,8 @@ impl Simulation {
                 // Not measured: never counted among the agents a run waits for.
                 ep.done = true;
                 sim.endpoints.push(ep);
+                core.bind(addr, index, agent.hears_overheard());
                 sim.agents.push(agent);
-                core.bind(addr, index);
                 extra.push(index);
             }
             sim.flow_extra.push(extra);
@@ -306,8 +306,8 @@ impl Simulation {
         let rng = streams.stream(&format!("agent/{flow}/{}", side as u8));
         self.endpoints
             .push(Endpoint::new(index, addr, flow, side, rng, source));
+        core.bind(addr, index, agent.hears_overheard());
         self.agents.push(agent);
-        core.bind(addr, index);
         index
     }
 

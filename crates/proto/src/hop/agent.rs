@@ -1350,6 +1350,10 @@ impl Agent for HopAgent {
         verdict
     }
 
+    fn hears_overheard(&self) -> bool {
+        true
+    }
+
     fn on_overheard(&mut self, net: &mut dyn Net, _src: Addr, _dst: Addr, packet: &[u8]) {
         self.attach(net);
         self.overheard_in(packet);

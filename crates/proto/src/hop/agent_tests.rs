@@ -881,6 +881,8 @@ fn overheard_frames_spare_a_virtual_retransmission_their_bytes() {
     // A node overhears frames 0..3 of a block passing on another route;
     // when a virtual BSYN for that block reaches it, its BACK says so.
     let mut relay = HopAgent::relay(test_cfg());
+    // Drivers hand overheard frames only to agents that say they hear them.
+    assert!(relay.hears_overheard());
     let mut net = RelayNet::new();
     let data = pattern(10 * 1400);
     let (src, dst) = (Addr::new(0, 1), Addr::new(2, 1));

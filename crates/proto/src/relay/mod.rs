@@ -203,6 +203,10 @@ impl<F: FlowRelay> Agent for PerFlow<F> {
         verdict
     }
 
+    fn hears_overheard(&self) -> bool {
+        true
+    }
+
     fn on_overheard(&mut self, net: &mut dyn Net, src: Addr, dst: Addr, packet: &[u8]) {
         if let Some(f) = self.flows.get_mut(&FlowKey::of(src, dst)) {
             f.on_overheard(net, src, dst, packet);

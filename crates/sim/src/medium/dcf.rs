@@ -42,13 +42,15 @@ impl Access for Contention {
 
     #[inline(always)]
     fn medium_idle(x: &mut Dcf, core: &mut Core, s: usize) {
-        for ac in 0..4 {
-            // Only a pending, unscheduled backoff resumes (`schedule`'s own
-            // test, made here: most categories have none).
-            let a = &x.st[s].acs[ac];
-            if a.backoff.is_some() && !a.scheduled {
-                x.schedule(core, s, ac);
-            }
+        // Only a pending backoff that is not counting down resumes
+        // (`schedule`'s own test, made here from the station's first cache
+        // line: most stations have none, and their entities stay untouched).
+        let st = &x.st[s];
+        let mut resume = st.backoffs() & !st.counting();
+        while resume != 0 {
+            let ac = resume.trailing_zeros() as usize;
+            resume &= resume - 1;
+            x.schedule(core, s, ac);
         }
     }
 
@@ -84,7 +86,7 @@ impl Access for Contention {
     #[inline]
     fn exchange_over(x: &mut Dcf, cx: &mut Cx<'_>, s: usize, ac: usize) {
         let b = x.draw(s, ac);
-        x.st[s].acs[ac].backoff = Some(b);
+        x.st[s].set_backoff(ac, Some(b));
         x.update_sense(cx.core, s);
         x.schedule(cx.core, s, ac);
         for other in 0..4 {
@@ -102,9 +104,9 @@ impl Access for Contention {
             a.cw = (2 * a.cw + 1).min(a.p.cw_max);
         }
         a.gen = a.gen.wrapping_add(1);
-        a.unschedule(&mut cx.core.queue);
+        x.st[s].unschedule(ac, &mut cx.core.queue);
         let b = x.draw(s, ac);
-        x.st[s].acs[ac].backoff = Some(b);
+        x.st[s].set_backoff(ac, Some(b));
         x.schedule(cx.core, s, ac);
     }
 }
@@ -169,7 +171,7 @@ impl Stations<Contention> {
         if st.acs[ac].queue.is_empty() || st.acs[ac].backoff.is_some() || !self.usable(cx, s) {
             return;
         }
-        let others_pending = st.acs.iter().any(|a| a.backoff.is_some());
+        let others_pending = st.backoffs() != 0;
         if !others_pending
             && self.sensed_idle(s, now)
             && st.sensing_idle
@@ -180,7 +182,7 @@ impl Stations<Contention> {
             return;
         }
         let b = self.draw(s, ac);
-        self.st[s].acs[ac].backoff = Some(b);
+        self.st[s].set_backoff(ac, Some(b));
         self.schedule(cx.core, s, ac);
     }
 
@@ -190,13 +192,13 @@ impl Stations<Contention> {
         let st = &mut self.st[s];
         let use_eifs = st.eifs;
         let (idle, idle_since) = (st.sensing_idle, st.idle_since);
+        if !idle || st.scheduled(ac) {
+            return;
+        }
         let a = &mut st.acs[ac];
         let Some(backoff) = a.backoff else {
             return;
         };
-        if !idle || a.scheduled {
-            return;
-        }
         // EIFS replaces DIFS; under EDCA it is EIFS - DIFS + AIFS.
         let ifs = if use_eifs {
             eifs - self.phy.difs() + a.aifs
@@ -206,16 +208,16 @@ impl Stations<Contention> {
         let start = (idle_since + ifs).max(now);
         a.countdown_start = start;
         a.access_at = start + slot.saturating_mul(backoff as u64);
-        a.scheduled = true;
         a.gen = a.gen.wrapping_add(1);
-        a.access_key = Some(core.queue.push_keyed(
+        let key = core.queue.push_keyed(
             a.access_at,
             Event::Medium(MediumEvent::Access {
                 node: s as u32,
                 ac: ac as u8,
                 gen: a.gen,
             }),
-        ));
+        );
+        st.start_countdown(ac, key);
     }
 
     /// The medium turned busy for `s`: count the idle slots that passed.
@@ -226,8 +228,15 @@ impl Stations<Contention> {
     fn freeze(&mut self, core: &mut Core, s: usize) {
         let now = core.now;
         let slot = self.slot.0.max(1);
-        for a in &mut self.st[s].acs {
-            if !a.scheduled || a.access_at == now {
+        let st = &mut self.st[s];
+        // Only the categories counting down, read from the station's first
+        // cache line: a station with none touches no entity.
+        let mut counting = st.counting();
+        while counting != 0 {
+            let ac = counting.trailing_zeros() as usize;
+            counting &= counting - 1;
+            let a = &mut st.acs[ac];
+            if a.access_at == now {
                 // A backoff ending in this very slot goes ahead (and collides).
                 continue;
             }
@@ -237,7 +246,7 @@ impl Stations<Contention> {
                 *b -= slots.min(*b);
             }
             a.gen = a.gen.wrapping_add(1);
-            a.unschedule(&mut core.queue);
+            st.unschedule(ac, &mut core.queue);
         }
     }
 
@@ -245,19 +254,18 @@ impl Stations<Contention> {
     fn access(&mut self, cx: &mut Cx<'_>, s: usize, ac: usize, gen: u32) {
         let now = cx.core.now;
         let st = &mut self.st[s];
-        let a = &mut st.acs[ac];
-        if gen != a.gen || !a.scheduled {
+        if gen != st.acs[ac].gen || !st.scheduled(ac) {
             // A frozen backoff cancels its event: none is left to go stale.
             debug_assert!(false, "stale Access event popped at {now:?}");
             return;
         }
-        a.scheduled = false;
-        a.access_key = None;
+        st.countdown_over(ac);
         // Another category of this station won the same slot: an internal
         // collision, which the loser treats as a failed attempt.
-        let higher_wins = st.acs[..ac]
-            .iter()
-            .any(|h| h.scheduled && h.access_at == now && !h.queue.is_empty());
+        let higher_wins = (0..ac).any(|h| {
+            let x = &st.acs[h];
+            st.scheduled(h) && x.access_at == now && !x.queue.is_empty()
+        });
         let exchange_now = st.exchange && st.exchange_start == now;
         if (higher_wins || exchange_now) && !st.acs[ac].queue.is_empty() {
             self.stats.internal_collisions += 1;
@@ -266,10 +274,10 @@ impl Stations<Contention> {
         }
         let st = &mut self.st[s];
         if st.tx_active || st.response.is_some() || st.exchange {
-            st.acs[ac].backoff = Some(0);
+            st.set_backoff(ac, Some(0));
             return;
         }
-        st.acs[ac].backoff = None;
+        st.set_backoff(ac, None);
         st.eifs = false;
         if st.acs[ac].queue.is_empty() {
             return;

@@ -105,8 +105,9 @@ impl Simulation {
             match o {
                 Out::Deliver(node, frame) => self.receive(node, frame),
                 Out::Overheard(node, frame) => {
-                    // Every agent on the node: endpoints bound to its ports
-                    // and the relays living there.
+                    // Every agent on the node that listens: endpoints bound
+                    // to its ports and the relays living there. The others
+                    // are not visited (a call would do nothing).
                     let agents: Vec<_> = self.core.ports[node as usize]
                         .iter()
                         .map(|&(_, a)| a)
@@ -116,6 +117,7 @@ impl Simulation {
                                 .iter()
                                 .map(|&(_, a)| a),
                         )
+                        .filter(|&a| self.agents[a as usize].hears_overheard())
                         .collect();
                     let (src, dst) = (frame.src, frame.dst);
                     for a in agents {

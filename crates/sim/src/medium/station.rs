@@ -147,35 +147,29 @@ pub(super) struct Nbr {
 }
 
 /// One EDCA backoff entity (a single one, index 2, under plain DCF).
-/// `repr(C)`: the backoff state that every carrier-sense change reads
-/// (`Access::medium_idle`/`medium_busy`) comes first, in one cache line.
-#[repr(C)]
+/// `repr(C, align(64))`: what freezing and resuming a countdown reads
+/// (`Stations::freeze`, `schedule`) comes first and fills the entity's
+/// first cache line. Whether the backoff is pending or counting down is
+/// kept in the station's first line instead (`Station::backoffs`,
+/// `Station::counting`), so that carrier sense at a station with no
+/// backoff never touches its entities.
+#[repr(C, align(64))]
 pub(super) struct Ac {
+    /// Slots left; `Some` exactly while the station's `backoffs` bit for
+    /// this category is set (written through `Station::set_backoff`).
     pub(super) backoff: Option<u32>,
-    pub(super) scheduled: bool,
-    pub(super) retries: u8,
-    /// The queued `Access` event while `scheduled`, taken back from the
-    /// queue when the backoff freezes.
-    pub(super) access_key: Option<EventKey>,
     pub(super) gen: u32,
     pub(super) cw: u32,
     pub(super) access_at: Time,
     pub(super) countdown_start: Time,
+    /// The queued `Access` event while counting down, taken back from the
+    /// queue when the backoff freezes.
+    pub(super) access_key: Option<EventKey>,
+    pub(super) retries: u8,
     /// AIFS = SIFS + AIFSN slots.
     pub(super) aifs: Duration,
     pub(super) queue: VecDeque<Queued>,
     pub(super) p: AcParams,
-}
-
-impl Ac {
-    /// No backoff of this category is counting down any more: its queued
-    /// `Access` event, if any, is taken back so it is never popped.
-    pub(super) fn unschedule(&mut self, queue: &mut EventQueue) {
-        self.scheduled = false;
-        if let Some(key) = self.access_key.take() {
-            queue.cancel(key);
-        }
-    }
 }
 
 /// `repr(C, align(64))`: at a thousand stations they no longer sit in
@@ -197,6 +191,12 @@ pub(super) struct Station {
     /// access category `cur`, which started at `exchange_start`.
     pub(super) exchange: bool,
     pub(super) eifs: bool,
+    /// Bit `ac` set while category `ac` has a backoff pending
+    /// (`acs[ac].backoff` is `Some`).
+    backoffs: u8,
+    /// Bit `ac` set while that backoff counts down: its `Access` event is
+    /// queued (under `acs[ac].access_key`).
+    counting: u8,
     pub(super) response: Option<Response>,
     pub(super) acs: [Ac; 4],
     pub(super) cur: usize,
@@ -222,6 +222,60 @@ pub(super) struct Station {
     pub(super) last_air: u32,
     /// Its frames' service times: the rate it has left (`super::service`).
     pub(super) service: super::service::ServiceMeter,
+}
+
+impl Station {
+    /// Categories with a backoff pending, as a bit set.
+    #[inline]
+    pub(super) fn backoffs(&self) -> u8 {
+        self.backoffs
+    }
+
+    /// Categories whose backoff counts down, as a bit set.
+    #[inline]
+    pub(super) fn counting(&self) -> u8 {
+        self.counting
+    }
+
+    /// Whether `ac`'s backoff counts down (its `Access` event is queued).
+    #[inline]
+    pub(super) fn scheduled(&self, ac: usize) -> bool {
+        self.counting & 1 << ac != 0
+    }
+
+    /// Set (or clear) `ac`'s pending backoff, and its bit in `backoffs`.
+    #[inline]
+    pub(super) fn set_backoff(&mut self, ac: usize, slots: Option<u32>) {
+        self.acs[ac].backoff = slots;
+        match slots {
+            Some(_) => self.backoffs |= 1 << ac,
+            None => self.backoffs &= !(1 << ac),
+        }
+    }
+
+    /// `ac`'s backoff counts down until its `Access` event under `key`.
+    #[inline]
+    pub(super) fn start_countdown(&mut self, ac: usize, key: EventKey) {
+        self.counting |= 1 << ac;
+        self.acs[ac].access_key = Some(key);
+    }
+
+    /// `ac`'s countdown ended: its `Access` event was popped.
+    #[inline]
+    pub(super) fn countdown_over(&mut self, ac: usize) {
+        self.counting &= !(1 << ac);
+        self.acs[ac].access_key = None;
+    }
+
+    /// `ac`'s backoff no longer counts down: its queued `Access` event, if
+    /// any, is taken back so it is never popped.
+    #[inline]
+    pub(super) fn unschedule(&mut self, ac: usize, queue: &mut EventQueue) {
+        self.counting &= !(1 << ac);
+        if let Some(key) = self.acs[ac].access_key.take() {
+            queue.cancel(key);
+        }
+    }
 }
 
 /// Every station on the medium, and the transmissions on the air, under
@@ -276,7 +330,6 @@ impl<A: Access> Stations<A> {
             cw: p.cw_min,
             retries: 0,
             gen: 0,
-            scheduled: false,
             access_key: None,
             access_at: Time::ZERO,
             countdown_start: Time::ZERO,
@@ -294,6 +347,8 @@ impl<A: Access> Stations<A> {
                 idle_since: Time::ZERO,
                 sensing_idle: true,
                 eifs: false,
+                backoffs: 0,
+                counting: 0,
                 tx_active: false,
                 locked: None,
                 waiting: Waiting::Nothing,
@@ -476,13 +531,13 @@ impl<A: Access> Stations<A> {
     /// The node died: its queue is lost and its station falls silent.
     pub(super) fn kill(&mut self, cx: &mut Cx<'_>, node: NodeId) {
         let st = &mut self.st[node as usize];
-        for (ac, a) in st.acs.iter_mut().enumerate() {
-            for q in a.queue.drain(..) {
+        for ac in 0..4 {
+            for q in st.acs[ac].queue.drain(..) {
                 cx.core.recycle(q.frame.packet);
             }
             st.service.flushed(ac);
-            a.backoff = None;
-            a.unschedule(&mut cx.core.queue);
+            st.set_backoff(ac, None);
+            st.unschedule(ac, &mut cx.core.queue);
         }
         st.exchange = false;
         st.waiting = Waiting::Nothing;
@@ -563,7 +618,7 @@ impl<A: Access> Stations<A> {
         }
         st.exchange = true;
         st.cur = ac;
-        st.acs[ac].backoff = None;
+        st.set_backoff(ac, None);
         let use_rts =
             !no_rts && wants_ack && self.rts_threshold.is_some_and(|t| len as u64 > t as u64);
         if use_rts {
@@ -751,7 +806,11 @@ impl<A: Access> Stations<A> {
                 } else {
                     self.set_nav(cx, r, air.nav_end);
                     if !cx.core.ports[r].is_empty() || !cx.core.nodes[r].relays.is_empty() {
-                        if let Some(frame) = self.copy_head(cx, air) {
+                        // Counted at every node with agents; copied only
+                        // for one with an agent that listens.
+                        if cx.core.overhearing[r] == 0 {
+                            self.stats.overheard += self.on_air(air).is_some() as u64;
+                        } else if let Some(frame) = self.copy_head(cx, air) {
                             self.stats.overheard += 1;
                             cx.out.push(Out::Overheard(rn, frame));
                         }
