@@ -225,6 +225,9 @@ fn options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
     if let Some(on) = t.bool("frto")? {
         c.rules.frto = on;
     }
+    if let Some(on) = t.bool("quickack")? {
+        c.rules.quickack = on;
+    }
     if let Some(r) = t.str("rtt_sampling")? {
         c.rtt_sampling = r.parse().map_err(|e: String| t.error("rtt_sampling", e))?;
     }

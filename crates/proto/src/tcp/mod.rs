@@ -57,6 +57,7 @@ mod pacing;
 mod pacing_tests;
 mod profile;
 mod prr;
+mod quickack;
 mod rack;
 mod rack_tlp;
 pub(crate) mod reassembly;

@@ -18,7 +18,9 @@
 //!   (RFC 3042; Linux gets it from counting dupacks out of the flight),
 //!   RACK-TLP (RFC 8985; `net.ipv4.tcp_recovery = 1`, with SACK), F-RTO
 //!   with undo of a spurious timeout's window cut (RFC 5682 §3;
-//!   `tcp_process_loss`, `net.ipv4.tcp_frto = 2`).
+//!   `tcp_process_loss`, `net.ipv4.tcp_frto = 2`); at the receiver,
+//!   quick-ACK mode (`quickack.rs`) and a 40 ms delayed-ACK timer
+//!   (`TCP_ATO_MIN`, `tcp_send_delayed_ack`).
 //! - `ns3`: ns-3's TcpSocketBase with TcpNewReno: +1 MSS per ACK in slow
 //!   start and MSS²/cwnd per ACK in congestion avoidance
 //!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
@@ -55,7 +57,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use super::config::{RttSampling, TcpConfig};
+use super::config::{DelayedAck, RttSampling, TcpConfig};
 use crate::cc::HyStartFlavour;
 use crate::time::Duration;
 
@@ -102,6 +104,7 @@ impl TcpProfile {
                 rto_formula: RtoFormula::LinuxRttvarFloor,
                 rack_tlp: true,
                 frto: true,
+                quickack: true,
                 // `icsk_backoff` is cleared only by a valid RTT sample
                 // (`tcp_ack_update_rtt`).
                 new_data_ack_clears_backoff: false,
@@ -157,6 +160,14 @@ impl TcpProfile {
         match self {
             TcpProfile::Rfc => base,
             TcpProfile::Linux => TcpConfig {
+                // The delayed-ACK timer is `ato`, which starts at and
+                // settles to TCP_ATO_MIN (40 ms) when segments come faster
+                // than every 20 ms, and `tcp_send_delayed_ack` caps it at
+                // max(receiver's SRTT, TCP_DELACK_MIN = 40 ms).
+                delayed_ack: base.delayed_ack.map(|d| DelayedAck {
+                    timeout: Duration::from_millis(40),
+                    ..d
+                }),
                 min_rto: Duration::from_millis(200),
                 initial_rto: Duration::from_secs(1),
                 max_rto: Duration::from_secs(120),
@@ -298,6 +309,11 @@ pub struct TcpRules {
     /// was spurious, and the window cut is undone instead of resending
     /// go-back-N (Linux `net.ipv4.tcp_frto = 2`, the default).
     pub frto: bool,
+    /// The receiver acknowledges every in-order segment at once for 16
+    /// segments after the first data, after a gap in arrivals longer than
+    /// its RTO and after a duplicate segment (Linux's quick-ACK mode,
+    /// `quickack.rs`); otherwise every second segment from the start.
+    pub quickack: bool,
 }
 
 impl Default for TcpRules {
@@ -324,6 +340,7 @@ impl Default for TcpRules {
             cubic_whole_segments: false,
             ns3_prr: false,
             frto: false,
+            quickack: false,
         }
     }
 }
