@@ -492,6 +492,10 @@ fn ns3_prr_with_sack_sends_more_during_a_recovery_than_rfc_6937() {
 fn linux_sack(frto: bool) -> TcpConfig {
     let mut cfg = profile(TcpProfile::Linux, TcpVariant::Sack);
     cfg.rules.frto = frto;
+    // The scenarios below are timed for a receiver that ACKs every second
+    // segment from the start: with quick ACKs slow start fills the queue
+    // sooner and the delay spike no longer outlasts the RTO.
+    cfg.rules.quickack = false;
     cfg
 }
 
@@ -609,5 +613,65 @@ fn frto_keeps_the_cut_of_a_timeout_whose_data_was_lost() {
 fn only_the_linux_profile_runs_frto() {
     for p in TcpProfile::ALL {
         assert_eq!(p.rules().frto, p == TcpProfile::Linux, "{p}");
+    }
+}
+
+/// Pure ACKs the server sent for the connection's first `segments` data
+/// segments on a clean link (the transfer is longer, so no FIN ends it).
+fn acks_for_first_segments(cfg: TcpConfig, segments: u64) -> u64 {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let acks = Rc::new(Cell::new(0u64));
+    let count = acks.clone();
+    // The SYN-ACK acknowledges the client's ISN + 1: data byte 0.
+    let mut first_byte = 0u32;
+    let mut p = Pair::one_way(cfg, 200 * MSS).script(move |pk: &PacketInfo| {
+        if pk.dir == SERVER && pk.syn {
+            first_byte = pk.ack.expect("a SYN-ACK");
+        }
+        let acked = pk.ack.map(|a| a.wrapping_sub(first_byte) as u64 / MSS);
+        // (The server closes its own direction at once: its first ACK
+        // carries its FIN.)
+        let pure_ack = !pk.syn && pk.payload_len == 0;
+        if pk.dir == SERVER && pure_ack && acked.is_some_and(|k| k <= segments) {
+            count.set(count.get() + 1);
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    acks.get()
+}
+
+#[test]
+fn linux_receiver_acks_its_first_sixteen_segments_one_by_one() {
+    let linux = profile(TcpProfile::Linux, TcpVariant::Sack);
+    let mut paired = linux.clone();
+    paired.rules.quickack = false;
+    // Quick-ACK mode: one ACK per segment for the first 16 (tcp_incr_quickack's
+    // TCP_MAX_QUICKACKS), where a delaying receiver ACKs every second one.
+    assert_eq!(acks_for_first_segments(linux.clone(), 16), 16);
+    assert_eq!(acks_for_first_segments(paired.clone(), 16), 8);
+    // The credit is spent after 16: segments 17–40 are ACKed in pairs.
+    assert_eq!(
+        acks_for_first_segments(linux, 40) - acks_for_first_segments(paired, 40),
+        8
+    );
+}
+
+#[test]
+fn linux_receiver_delays_acks_40_ms_and_only_it_runs_quickack() {
+    let linux = profile(TcpProfile::Linux, TcpVariant::Sack);
+    assert_eq!(
+        linux.delayed_ack.map(|d| (d.every, d.timeout)),
+        Some((2, Duration::from_millis(40)))
+    );
+    // A variant that ACKs every segment keeps doing so.
+    let mut eager = TcpConfig::new(TcpVariant::Sack);
+    eager.delayed_ack = None;
+    assert_eq!(TcpProfile::Linux.apply(eager).delayed_ack, None);
+    for p in TcpProfile::ALL {
+        assert_eq!(p.rules().quickack, p == TcpProfile::Linux, "{p}");
     }
 }
