@@ -16,6 +16,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../scripts/netns-lib.sh"
+# tbf's bucket one frame (not the lib's 16 kB): the simulator's link has no
+# burst allowance, and the queue is then 10 Mbit/s × 100 ms + 1600 bytes =
+# 83 frames of 1514 bytes, the scenario's `queue = 83`.
+export JN_TBF_BURST=${JN_TBF_BURST:-1600}
 out=$1
 pct=$2
 bytes=${3:-2000000}

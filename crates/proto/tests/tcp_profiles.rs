@@ -675,3 +675,57 @@ fn linux_receiver_delays_acks_40_ms_and_only_it_runs_quickack() {
         assert_eq!(p.rules().quickack, p == TcpProfile::Linux, "{p}");
     }
 }
+
+/// Segment 40 is lost, and so is everything the client sends for 100 ms
+/// from its fast retransmit on, so the recovery ends in a timeout. Returns
+/// ssthresh as the recovery set it and once the timeout has fired.
+fn timeout_in_recovery(cfg: TcpConfig) -> (f64, f64) {
+    let (mut highest, mut blackout_from) = (0u32, None::<Time>);
+    let mut p = Pair::one_way(cfg, 1_000_000).script(move |pk: &PacketInfo| {
+        if pk.dir != CLIENT || pk.payload_len == 0 {
+            return Fate::Deliver;
+        }
+        if pk.data_index == Some(40) {
+            return Fate::Drop;
+        }
+        let resent = (pk.seq.wrapping_sub(highest) as i32) < 0;
+        if !resent {
+            highest = pk.seq;
+        }
+        match blackout_from {
+            None if resent => {
+                blackout_from = Some(pk.time);
+                Fate::Drop
+            }
+            Some(t) if pk.time < t + Duration::from_millis(100) => Fate::Drop,
+            _ => Fate::Deliver,
+        }
+    });
+    p.start();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let in_recovery = window_and_ssthresh(&p).1;
+    assert!(p.run_while(LIMIT, |p| {
+        let c = &p.agents[CLIENT];
+        assert!(c.in_recovery() || c.stats().timeouts > 0, "the recovery ended first");
+        c.stats().timeouts == 0
+    }));
+    let after = window_and_ssthresh(&p).1;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    (in_recovery, after)
+}
+
+#[test]
+fn a_timeout_in_a_fast_recovery_keeps_its_ssthresh_under_linux() {
+    let linux = profile(TcpProfile::Linux, TcpVariant::Sack);
+    let (recovery, timeout) = timeout_in_recovery(linux.clone());
+    assert_eq!(timeout, recovery, "tcp_enter_loss: no second cut");
+    let mut cut = linux;
+    cut.rules.timeout_in_recovery_keeps_ssthresh = false;
+    let (recovery, timeout) = timeout_in_recovery(cut);
+    assert!(timeout < recovery, "{timeout} < {recovery}");
+    for p in TcpProfile::ALL {
+        let on = p.rules().timeout_in_recovery_keeps_ssthresh;
+        assert_eq!(on, p == TcpProfile::Linux, "{p}");
+    }
+}

@@ -14,7 +14,8 @@
 //!   second ssthresh cut on a repeated RTO (`tcp_enter_loss`),
 //!   RTO = SRTT + max(4·RTTVAR, 200 ms) (`tcp_rtt_estimator`'s
 //!   `rttvar ≥ tcp_rto_min`), 120 s maximum, HyStart for CUBIC, no RTT
-//!   sample from an ACK covering retransmitted data, Limited Transmit
+//!   sample from an ACK covering retransmitted data, no ssthresh cut at a
+//!   timeout that interrupts a fast recovery (`tcp_enter_loss`), Limited Transmit
 //!   (RFC 3042; Linux gets it from counting dupacks out of the flight),
 //!   RACK-TLP (RFC 8985; `net.ipv4.tcp_recovery = 1`, with SACK), F-RTO
 //!   with undo of a spurious timeout's window cut (RFC 5682 §3;
@@ -105,6 +106,7 @@ impl TcpProfile {
                 rack_tlp: true,
                 frto: true,
                 quickack: true,
+                timeout_in_recovery_keeps_ssthresh: true,
                 // `icsk_backoff` is cleared only by a valid RTT sample
                 // (`tcp_ack_update_rtt`).
                 new_data_ack_clears_backoff: false,
@@ -314,6 +316,11 @@ pub struct TcpRules {
     /// its RTO and after a duplicate segment (Linux's quick-ACK mode,
     /// `quickack.rs`); otherwise every second segment from the start.
     pub quickack: bool,
+    /// A timeout that interrupts a fast recovery leaves ssthresh as the
+    /// recovery set it: Linux's `tcp_enter_loss` reduces it only "if it
+    /// has not yet been made inside this window" (CA state Open or
+    /// Disorder, or the recovery point reached); otherwise a second cut.
+    pub timeout_in_recovery_keeps_ssthresh: bool,
 }
 
 impl Default for TcpRules {
@@ -341,6 +348,7 @@ impl Default for TcpRules {
             ns3_prr: false,
             frto: false,
             quickack: false,
+            timeout_in_recovery_keeps_ssthresh: false,
         }
     }
 }

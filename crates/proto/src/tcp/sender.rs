@@ -672,9 +672,16 @@ impl TcpAgent {
             self.loss_indications += 1;
         }
         let was_recovering = self.recovering();
-        if self.consecutive_rtos > 1 && self.cfg.rules.repeated_rto_keeps_ssthresh {
-            // The timer already resent this segment: the window goes back
-            // to one segment, ssthresh stays (RFC 5681 §3.1).
+        let rules = self.cfg.rules;
+        let repeated = self.consecutive_rtos > 1 && rules.repeated_rto_keeps_ssthresh;
+        // A fast recovery, not the loss state of an earlier timeout
+        // (`tcp_enter_loss` cuts again there once an ACK has advanced).
+        let in_recovery = self.recovery.is_some() && rules.timeout_in_recovery_keeps_ssthresh;
+        if repeated || in_recovery {
+            // The timer already resent this segment (RFC 5681 §3.1), or
+            // the recovery it interrupts already cut ssthresh for this
+            // window (Linux): the window goes back to one segment,
+            // ssthresh stays.
             self.cc.set_window(self.mss);
         } else {
             if self.recovery.is_none() {
