@@ -7,8 +7,9 @@
 # a host from the link goes to NFLOG group 5 with prefix "lost" (dropped)
 # or "kept", captured per host (OUTDIR/{A,B}-fates.pcap, A: ACKs, B: data),
 # in the order the link delivered them (NFLOG's own times are those of the
-# capture's reads, so times come from OUTDIR/{A,B}-egress.pcap: each
-# host's transmissions as it sent them, in the same order). OUTDIR/probe.txt the
+# capture's reads, so times come from OUTDIR/A-link.pcap, the sender's
+# interface both ways (ACKs as they arrive, before the loss rule), and
+# OUTDIR/B-egress.pcap, the receiver's ACKs as sent). OUTDIR/probe.txt the
 # sender's tcp:tcp_probe and tcp:tcp_cong_state_set tracepoints (cwnd,
 # ssthresh, srtt and congestion state per ACK). Per-destination TCP
 # metrics are flushed first (tcp_no_metrics_save = 0 caches RTT and
@@ -52,7 +53,7 @@ for end in "A a1" "B b1"; do
     jn_x "$ns" tcpdump -q -U --immediate-mode -i nflog:5 -w "$out/$ns-fates.pcap" 2>/dev/null &
     pids+=($!)
 done
-jn_x A tcpdump -q -U --immediate-mode -i "${JN_NS}a1" -s 128 -w "$out/A-egress.pcap" "tcp and src host 10.201.1.1" 2>/dev/null &
+jn_x A tcpdump -q -U --immediate-mode -i "${JN_NS}a1" -s 128 -w "$out/A-link.pcap" tcp 2>/dev/null &
 pids+=($!)
 jn_x B tcpdump -q -U --immediate-mode -i "${JN_NS}b1" -s 128 -w "$out/B-egress.pcap" "tcp and src host 10.201.2.1" 2>/dev/null &
 pids+=($!)

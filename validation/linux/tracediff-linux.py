@@ -46,23 +46,50 @@ def tshark(pcap, fields, filt=None):
     return [line.split("\t") for line in out.splitlines()]
 
 
-def kernel_frames(fates, egress, src):
-    """Frames from `src` where the link delivered them, (send time, lost,
-    seq, ack, len, flags): the fates in the link's order, the times from
-    the sender's own capture (the link keeps the order)."""
-    rows = tshark(fates, ["nflog.prefix", "tcp.seq", "tcp.ack", "tcp.len", "tcp.flags"],
-                  f"ip.src == {src} and tcp")
-    times = [float(t) for (t,) in tshark(egress, ["frame.time_epoch"], f"ip.src == {src} and tcp")]
+FIELDS = ["tcp.seq", "tcp.ack", "tcp.len", "tcp.flags", "tcp.options.sack_le",
+          "tcp.options.sack_re"]
+
+
+def frame(t, lost, s, a, n, f, le, re_):
+    """(time, lost, seq, ack, len, flags, first SACK block)."""
+    sack = f"{le}-{re_}" if le else ""
+    return (t, lost, int(s), int(a or 0), int(n), int(f, 16), sack)
+
+
+def kernel_frames(fates, link, src):
+    """Frames from `src` where the link delivered them: the fates in the
+    link's order, the times from the sender's interface (the link keeps
+    the order)."""
+    rows = tshark(fates, ["nflog.prefix"] + FIELDS, f"ip.src == {src} and tcp")
+    times = [float(t) for (t,) in tshark(link, ["frame.time_epoch"], f"ip.src == {src} and tcp")]
     if len(times) < len(rows):
-        sys.exit(f"{egress}: {len(times)} frames sent, {len(rows)} reached the link's far end")
-    return [(times[i], p == "lost", int(s), int(a or 0), int(n), int(f, 16))
-            for i, (p, s, a, n, f) in enumerate(rows)]
+        sys.exit(f"{link}: {len(times)} frames seen, {len(rows)} reached the link's far end")
+    return [frame(times[i], p == "lost", *r) for i, (p, *r) in enumerate(rows)]
 
 
 def sim_frames(pcap, src):
-    rows = tshark(pcap, ["frame.time_relative", "tcp.seq", "tcp.ack", "tcp.len", "tcp.flags"],
-                  f"ip.src == {src} and tcp")
-    return [(float(t), False, int(s), int(a or 0), int(n), int(f, 16)) for t, s, a, n, f in rows]
+    rows = tshark(pcap, ["frame.time_relative"] + FIELDS, f"ip.src == {src} and tcp")
+    return [frame(float(t), False, *r) for t, *r in rows]
+
+
+def sender_timeline(sent, acks):
+    """The sender's view: (time, what) for each segment sent and each ACK
+    reaching it (a lost one marked), in time order."""
+    ev = [(f[0], f"send {f[2]}") for f in sent if f[4] > 0]
+    ev += [(f[0], f"ack {f[3]} {f[6]}{' LOST' if f[1] else ''}") for f in acks]
+    return sorted(ev, key=lambda e: e[0])
+
+
+def show_timelines(kernel, ours, k_at, o_at, n=14, after=6):
+    """The n events up to each side's first differing send and a few
+    after it, side by side."""
+    a = [e for e in kernel if e[0] <= k_at][-n:] + [e for e in kernel if e[0] > k_at][:after]
+    b = [e for e in ours if e[0] <= o_at][-n:] + [e for e in ours if e[0] > o_at][:after]
+    print("the senders around it (time from the first SYN, s; an ACK's first SACK block):")
+    for i in range(max(len(a), len(b))):
+        x = f"{a[i][0]:8.4f} {a[i][1]}" if i < len(a) else ""
+        y = f"{b[i][0]:8.4f} {b[i][1]}" if i < len(b) else ""
+        print(f"  kernel {x:<44} | ours {y}")
 
 
 def sim_address(pcap, index):
@@ -149,8 +176,8 @@ def main():
     if os.environ.get("REDO") or not os.path.exists(f"{d}/B-fates.pcap"):
         subprocess.run([f"{here}/capture-lossy.sh", d, pct, "2000000", cc], check=True,
                        stdout=subprocess.DEVNULL)
-    data = kernel_frames(f"{d}/B-fates.pcap", f"{d}/A-egress.pcap", SENDER)
-    acks = kernel_frames(f"{d}/A-fates.pcap", f"{d}/B-egress.pcap", RECEIVER)
+    data = kernel_frames(f"{d}/B-fates.pcap", f"{d}/A-link.pcap", SENDER)
+    acks = kernel_frames(f"{d}/A-fates.pcap", f"{d}/A-link.pcap", RECEIVER)
     t0 = data[0][0]
     # Leave out the kernel's handshake ACK (the sender's second frame).
     fwd = [f for i, f in enumerate(data) if not (i == 1 and f[4] == 0 and f[5] & 0x12 == 0x10)]
@@ -165,6 +192,7 @@ def main():
     sender_pcap = f"{pdir}/node0-link0.pcap"
     s_addr, r_addr = sim_address(sender_pcap, 0), sim_address(sender_pcap, 1)
     ours_data = [f for f in sim_frames(sender_pcap, s_addr) if f[4] > 0]
+    ours_acks_in = [f for f in sim_frames(sender_pcap, r_addr) if not f[5] & 0x02]
     ours_acks = [f for f in sim_frames(f"{pdir}/node1-link0.pcap", r_addr) if not f[5] & 0x02]
     k_data = [f for f in fwd if f[4] > 0]
     k_acks = [f for f in acks if not f[5] & 0x02]
@@ -202,6 +230,10 @@ def main():
         print("senders: identical data transmissions")
     else:
         show("senders (sequence numbers)", k_data, ours_data, k, seg, state)
+        kt = sender_timeline([(f[0] - t0,) + f[1:] for f in k_data],
+                             [(f[0] - t0,) + f[1:] for f in k_acks])
+        ot = sender_timeline(ours_data, ours_acks_in)
+        show_timelines(kt, ot, k_data[k][0] - t0, ours_data[k][0])
 
 
 main()

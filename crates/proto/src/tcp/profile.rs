@@ -107,6 +107,8 @@ impl TcpProfile {
                 frto: true,
                 quickack: true,
                 timeout_in_recovery_keeps_ssthresh: true,
+                jiffy: Some(Duration::from_millis(4)),
+                linux_prr: true,
                 // `icsk_backoff` is cleared only by a valid RTT sample
                 // (`tcp_ack_update_rtt`).
                 new_data_ack_clears_backoff: false,
@@ -321,6 +323,17 @@ pub struct TcpRules {
     /// has not yet been made inside this window" (CA state Open or
     /// Disorder, or the recovery point reached); otherwise a second cut.
     pub timeout_in_recovery_keeps_ssthresh: bool,
+    /// The kernel's timer tick (1/HZ): RACK's reordering timer and the
+    /// loss probe's timeout are counted in whole jiffies plus Linux's
+    /// `TCP_TIMEOUT_MIN` of two (`rack_tlp.rs`, `tlp.rs`); `None`: exact
+    /// times. HZ is a kernel build option: 250 in the kernel
+    /// validation/linux measures (`CONFIG_HZ_250`), 1000 in others.
+    pub jiffy: Option<Duration>,
+    /// PRR as Linux runs it (`tcp_cwnd_reduction`, `prr.rs`'s
+    /// `on_ack_linux`): RecoverFS is the window, and below ssthresh the
+    /// extra segment only on an ACK that advances snd_una and marks
+    /// nothing newly lost; otherwise RFC 6937 with PRR-SSRB.
+    pub linux_prr: bool,
 }
 
 impl Default for TcpRules {
@@ -349,6 +362,8 @@ impl Default for TcpRules {
             frto: false,
             quickack: false,
             timeout_in_recovery_keeps_ssthresh: false,
+            jiffy: None,
+            linux_prr: false,
         }
     }
 }
