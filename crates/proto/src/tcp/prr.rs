@@ -44,8 +44,8 @@ impl Prr {
         pipe + sndcnt
     }
 
-    /// Linux's PRR (`tcp_cwnd_reduction`, since 5.10's "PRR uses CRB mode
-    /// by default and SS mode conditionally"): RecoverFS is the window when
+    /// Linux's PRR (`tcp_cwnd_reduction` as of Linux 6.0, 2022): RecoverFS
+    /// is the window when
     /// recovery began (`prior_cwnd`, set by `Prr::start`'s caller); an ACK
     /// that delivered nothing leaves the window; below ssthresh the bound
     /// is max(prr_delivered − prr_out, DeliveredData), one segment more
