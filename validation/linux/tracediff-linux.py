@@ -131,7 +131,7 @@ kind = "two_nodes"
 [link]
 rate = "10Mbps"
 delay = "0.1ms"
-queue = {os.environ.get("QUEUE", "93")}
+queue = 83
 medium = "wired"
 loss = {{ model = "trace", file = "{d}/j.fwd" }}
 loss_reverse = {{ model = "trace", file = "{d}/j.rev" }}
