@@ -23,7 +23,10 @@ same lists and pcap output, and prints where the two first differ:
   1 disorder, 2 CWR, 3 recovery, 4 loss) at that point.
 
 Kernel timing is not the simulator's, so it compares decisions (what is
-sent next), not microseconds. The kernel sends a pure ACK to end the
+sent next), not microseconds; our capture times a segment when the link
+starts sending it (after the queue), the kernel's when TCP sends it.
+EXTRA='key = value' adds [flow.tcp] keys to our side (e.g. to switch one
+of the `linux` profile's rules off). The kernel sends a pure ACK to end the
 handshake where ours sends data at once, so that frame's fate is left out
 of the data-direction list.
 """
