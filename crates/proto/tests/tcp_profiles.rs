@@ -706,7 +706,10 @@ fn timeout_in_recovery(cfg: TcpConfig) -> (f64, f64) {
     let in_recovery = window_and_ssthresh(&p).1;
     assert!(p.run_while(LIMIT, |p| {
         let c = &p.agents[CLIENT];
-        assert!(c.in_recovery() || c.stats().timeouts > 0, "the recovery ended first");
+        assert!(
+            c.in_recovery() || c.stats().timeouts > 0,
+            "the recovery ended first"
+        );
         c.stats().timeouts == 0
     }));
     let after = window_and_ssthresh(&p).1;

@@ -221,7 +221,10 @@ mod tests {
         // was sent, one segment may go.
         let mut prr = Prr::start(20 * MSS);
         assert_eq!(prr.on_ack_linux(0, false, 15 * MSS, 10 * MSS, MSS), None);
-        assert_eq!(prr.on_ack_linux(MSS, false, 15 * MSS, 10 * MSS, MSS), Some(16 * MSS));
+        assert_eq!(
+            prr.on_ack_linux(MSS, false, 15 * MSS, 10 * MSS, MSS),
+            Some(16 * MSS)
+        );
     }
 
     #[test]
@@ -232,7 +235,10 @@ mod tests {
         let mut prr = Prr::start(10 * MSS);
         prr.sent(2 * MSS);
         prr.on_ack_linux(4 * MSS, false, 6 * MSS, 5 * MSS, MSS);
-        assert_eq!(prr.on_ack_linux(MSS, false, 6 * MSS, 5 * MSS, MSS), Some(7 * MSS));
+        assert_eq!(
+            prr.on_ack_linux(MSS, false, 6 * MSS, 5 * MSS, MSS),
+            Some(7 * MSS)
+        );
         let mut rfc = Prr::start(10 * MSS);
         rfc.sent(2 * MSS);
         rfc.on_ack(4 * MSS, 6 * MSS, 5 * MSS, MSS);
