@@ -9,7 +9,8 @@
 # Environment: LOSSES ("0 1 5 10"), SENDER_SYSCTL / RECEIVER_SYSCTL
 # (space-separated key=value, set in the sender's / receiver's namespace,
 # e.g. SENDER_SYSCTL="net.ipv4.tcp_frto=0" to measure what a kernel rule is
-# worth), OUT (the CSV, results/lossy-p2p.csv).
+# worth), OUT (the CSV, results/lossy-p2p.csv), CC (reno: the congestion
+# control the sender sets, e.g. cubic).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../scripts/netns-lib.sh"
@@ -38,7 +39,7 @@ for p in ${LOSSES:-0 1 5 10}; do
         jn_x B python3 "$here/tcp_transfer.py" serve 5201 > "$here/results/.serve" &
         server=$!
         sleep 0.3
-        jn_x A python3 "$here/tcp_transfer.py" send "$JN_SERVER" 5201 "$bytes" reno
+        jn_x A python3 "$here/tcp_transfer.py" send "$JN_SERVER" 5201 "$bytes" "${CC:-reno}"
         wait "$server"
         read -r n secs < "$here/results/.serve"
         # The sender's RTOs, tail loss probes, and timeouts F-RTO found
