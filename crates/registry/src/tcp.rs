@@ -231,6 +231,9 @@ fn options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
     if let Some(on) = t.bool("linux_prr")? {
         c.rules.linux_prr = on;
     }
+    if let Some(on) = t.bool("linux_cubic")? {
+        c.rules.linux_cubic = on;
+    }
     // The kernel's HZ: RACK's and the loss probe's timers in whole jiffies
     // (0: exact times).
     if let Some(hz) = t.int_in("kernel_hz", 0, 10_000)? {

@@ -608,6 +608,9 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
             if cfg.rules.cubic_whole_segments {
                 cubic = cubic.with_whole_segment_reduction();
             }
+            if cfg.rules.linux_cubic {
+                cubic = cubic.with_linux_arithmetic(cfg.rules.jiffy);
+            }
             Box::new(match cfg.rules.hystart {
                 Some(flavour) => cubic.with_hystart(flavour),
                 None => cubic,

@@ -109,6 +109,7 @@ impl TcpProfile {
                 timeout_in_recovery_keeps_ssthresh: true,
                 jiffy: Some(Duration::from_millis(4)),
                 linux_prr: true,
+                linux_cubic: true,
                 // `icsk_backoff` is cleared only by a valid RTT sample
                 // (`tcp_ack_update_rtt`).
                 new_data_ack_clears_backoff: false,
@@ -334,6 +335,11 @@ pub struct TcpRules {
     /// extra segment only on an ACK that advances snd_una and marks
     /// nothing newly lost; otherwise RFC 6937 with PRR-SSRB.
     pub linux_prr: bool,
+    /// CUBIC grows, reduces and resets as Linux's `tcp_cubic.c` does
+    /// (`cc/cubic_linux.rs`: whole segments, β = 717/1024, and its
+    /// increment recomputed at most once per 1/32 s while the window is
+    /// unchanged); otherwise RFC 9438's continuous curve.
+    pub linux_cubic: bool,
 }
 
 impl Default for TcpRules {
@@ -364,6 +370,7 @@ impl Default for TcpRules {
             timeout_in_recovery_keeps_ssthresh: false,
             jiffy: None,
             linux_prr: false,
+            linux_cubic: false,
         }
     }
 }
