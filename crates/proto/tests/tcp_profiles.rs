@@ -735,3 +735,39 @@ fn a_timeout_in_a_fast_recovery_keeps_its_ssthresh_under_linux() {
         assert_eq!(on, p == TcpProfile::Linux, "{p}");
     }
 }
+
+/// The client's ssthresh (segments) once its first fast recovery began,
+/// CUBIC under the `linux` profile with Linux's arithmetic on or off.
+fn cubic_ssthresh_after_a_loss(linux_cubic: bool) -> f64 {
+    let mut cfg = profile(TcpProfile::Linux, TcpVariant::Cubic);
+    cfg.rules.linux_cubic = linux_cubic;
+    let mut p = dropping(cfg, 400_000, &[47]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let (_, ssthresh) = window_and_ssthresh(&p);
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    ssthresh / MSS as f64
+}
+
+#[test]
+fn linux_cubic_cuts_to_717_1024_of_the_window_in_whole_segments() {
+    // Both see the same window W at the loss; RFC 9438 sets 0.7 · W,
+    // `cubictcp_recalc_ssthresh` ⌊W · 717 / 1024⌋ segments.
+    let rfc = cubic_ssthresh_after_a_loss(false);
+    let window = (rfc / 0.7).round();
+    let linux = cubic_ssthresh_after_a_loss(true);
+    assert_eq!(
+        linux,
+        (window * 717.0 / 1024.0).floor(),
+        "W = {window}, RFC 9438 {rfc}"
+    );
+    // Here W = 57: 39.9 against 39 segments.
+    assert_ne!(linux, rfc);
+}
+
+#[test]
+fn only_the_linux_profile_computes_cubic_as_tcp_cubic() {
+    for p in TcpProfile::ALL {
+        assert_eq!(p.rules().linux_cubic, p == TcpProfile::Linux, "{p}");
+    }
+}
