@@ -117,7 +117,7 @@ impl LinuxCubic {
         if self.last_cwnd == cwnd && since.is_some_and(|d| d <= UPDATE_INTERVAL) {
             return;
         }
-        if self.epoch_start.is_none() || !since.is_some_and(|d| d < MIN_UPDATE_GAP) {
+        if self.epoch_start.is_none() || since.is_none_or(|d| d >= MIN_UPDATE_GAP) {
             self.last_cwnd = cwnd;
             self.last_time = Some(now);
             self.cubic_cnt(now, cwnd, acked);
@@ -309,8 +309,10 @@ mod tests {
         let mut now = Time::from_secs(1);
         let start = now;
         while now.saturating_since(start) < Duration::from_secs_f64(4.2) {
-            for _ in 0..w {
-                now += Duration(Duration::from_millis(100).0 / w);
+            // One round: the window's worth of ACKs over 100 ms.
+            let acks = w;
+            for _ in 0..acks {
+                now += Duration(Duration::from_millis(100).0 / acks);
                 w = cc.on_ack(now, w, 1);
             }
         }
