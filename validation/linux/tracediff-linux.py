@@ -22,6 +22,10 @@ same lists and pcap output, and prints where the two first differ:
   tcp:tcp_cong_state_set: cwnd, ssthresh, srtt, CA state 0 open,
   1 disorder, 2 CWR, 3 recovery, 4 loss) at that point.
 
+It also prints both senders' window averaged over time (the kernel's
+from tcp_probe, ours from a 2 ms series), which is how the `linux`
+profile's CUBIC arithmetic (`linux_cubic`) was found.
+
 Kernel timing is not the simulator's, so it compares decisions (what is
 sent next), not microseconds; our capture times a segment when the link
 starts sending it (after the queue), the kernel's when TCP sends it.
@@ -121,6 +125,25 @@ def probes(path):
     return out
 
 
+def kernel_mean_window(path):
+    """The kernel sender's window, segments, averaged over time (each
+    tcp_probe's value held until the next)."""
+    pts = []
+    for line in open(path) if os.path.exists(path) else []:
+        m = re.search(r"\s(\d+\.\d+): tcp_probe: .*src=" + re.escape(SENDER) + r":.*snd_cwnd=(\d+)", line)
+        if m:
+            pts.append((float(m.group(1)), int(m.group(2))))
+    span = pts[-1][0] - pts[0][0] if len(pts) > 1 else 0.0
+    return sum(w * (b - a) for (a, w), (b, _) in zip(pts, pts[1:])) / span if span else None
+
+
+def sim_mean_window(d):
+    """Ours, from the 2 ms cwnd series, segments."""
+    import csv
+    rows = [r for r in csv.DictReader(open(f"{d}/joulenet/series.csv")) if r["series"] == "cwnd"]
+    return sum(float(r["value"]) for r in rows) / len(rows) / 1448 if rows else None
+
+
 def write(path, fates):
     with open(path, "w") as f:
         f.write("\n".join("1" if x else "0" for x in fates) + "\n")
@@ -149,6 +172,8 @@ mss = 1448
 {os.environ.get("EXTRA", "")}
 [output]
 pcap = true
+series = ["cwnd"]
+series_interval = "2ms"
 """
     with open(f"{d}/j.toml", "w") as f:
         f.write(toml)
@@ -204,6 +229,11 @@ def main():
     print(f"kernel: {len(k_data)} data segments ({lost_d} lost), {len(k_acks)} ACKs ({lost_a} lost), "
           f"last data at {k_data[-1][0] - t0:.3f} s; ours: {len(ours_data)} data segments, "
           f"{len(ours_acks)} ACKs, last data at {ours_data[-1][0]:.3f} s")
+    kw, ow = kernel_mean_window(f"{d}/probe.txt"), sim_mean_window(d)
+    if kw is not None and ow is not None:
+        # How the kernel trace diff found linux_cubic: kernel CUBIC's
+        # window sat at two segments where ours grew (docs/validation.md).
+        print(f"mean window over time: kernel {kw:.2f} segments, ours {ow:.2f}")
     log = probes(f"{d}/probe.txt")
     # Tracepoint times are the monotonic clock, pcap times the wall clock:
     # the first probe is the SYN-ACK's arrival, which the handshake ACK
