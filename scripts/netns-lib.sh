@@ -102,11 +102,14 @@ jn_set_loss() {
     done
 }
 
-# jn_set_rate L DEV1 DEV2 RATE: tbf on both of L's egresses.
+# jn_set_rate L DEV1 DEV2 RATE: tbf on both of L's egresses. Its bucket
+# ($JN_TBF_BURST, 16kb) lets that many bytes through at once after an idle
+# spell, and its queue holds RATE × 100 ms plus the bucket.
 jn_set_rate() {
     local l=$1 rate=$4
     for dev in "$2" "$3"; do
-        jn_x "$l" tc qdisc replace dev "$JN_NS$dev" root tbf rate "$rate" burst 16kb latency 100ms
+        jn_x "$l" tc qdisc replace dev "$JN_NS$dev" root tbf rate "$rate" \
+            burst "${JN_TBF_BURST:-16kb}" latency 100ms
     done
 }
 

@@ -9,10 +9,15 @@
 # Environment: LOSSES ("0 1 5 10"), SENDER_SYSCTL / RECEIVER_SYSCTL
 # (space-separated key=value, set in the sender's / receiver's namespace,
 # e.g. SENDER_SYSCTL="net.ipv4.tcp_frto=0" to measure what a kernel rule is
-# worth), OUT (the CSV, results/lossy-p2p.csv).
+# worth), OUT (the CSV, results/lossy-p2p.csv), CC (reno: the congestion
+# control the sender sets, e.g. cubic).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../scripts/netns-lib.sh"
+# tbf's bucket one frame (not the lib's 16 kB): the simulator's link has no
+# burst allowance, and the queue is then 10 Mbit/s × 100 ms + 1600 bytes =
+# 83 frames of 1514 bytes, the scenario's `queue = 83`.
+export JN_TBF_BURST=${JN_TBF_BURST:-1600}
 runs=${1:-3}
 bytes=${2:-2000000}
 jn_need || exit $?
@@ -27,10 +32,14 @@ for p in ${LOSSES:-0 1 5 10}; do
     jn_set_loss $JN_LOSSY "$p"
     for r in $(seq 1 "$runs"); do
         jn_x A nstat -n >/dev/null 2>&1 || true
+        # Each run starts afresh: with tcp_no_metrics_save = 0 the kernel keeps
+        # the last connection's RTT and reordering per destination.
+        jn_x A ip tcp_metrics flush all 2>/dev/null || true
+        jn_x B ip tcp_metrics flush all 2>/dev/null || true
         jn_x B python3 "$here/tcp_transfer.py" serve 5201 > "$here/results/.serve" &
         server=$!
         sleep 0.3
-        jn_x A python3 "$here/tcp_transfer.py" send "$JN_SERVER" 5201 "$bytes" reno
+        jn_x A python3 "$here/tcp_transfer.py" send "$JN_SERVER" 5201 "$bytes" "${CC:-reno}"
         wait "$server"
         read -r n secs < "$here/results/.serve"
         # The sender's RTOs, tail loss probes, and timeouts F-RTO found

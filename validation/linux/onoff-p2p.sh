@@ -9,6 +9,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../scripts/netns-lib.sh"
+# tbf's bucket one frame (not the lib's 16 kB): the simulator's link has no
+# burst allowance, and the queue is then 10 Mbit/s × 100 ms + 1600 bytes =
+# 83 frames of 1514 bytes, the scenario's `queue = 83`.
+export JN_TBF_BURST=${JN_TBF_BURST:-1600}
 runs=${1:-3}
 bytes=${2:-4000000}
 pct=${3:-20}
@@ -24,6 +28,10 @@ for r in $(seq 1 "$runs"); do
     # shellcheck disable=SC2086
     jn_set_loss $JN_LOSSY 0
     jn_x A nstat -n >/dev/null 2>&1 || true
+    # Each run starts afresh: with tcp_no_metrics_save = 0 the kernel keeps
+    # the last connection's RTT and reordering per destination.
+    jn_x A ip tcp_metrics flush all 2>/dev/null || true
+    jn_x B ip tcp_metrics flush all 2>/dev/null || true
     jn_x B python3 "$here/tcp_transfer.py" serve 5201 > "$here/results/.serve" &
     server=$!
     sleep 1

@@ -492,6 +492,13 @@ fn ns3_prr_with_sack_sends_more_during_a_recovery_than_rfc_6937() {
 fn linux_sack(frto: bool) -> TcpConfig {
     let mut cfg = profile(TcpProfile::Linux, TcpVariant::Sack);
     cfg.rules.frto = frto;
+    // The scenarios below are timed for a receiver that ACKs every second
+    // segment from the start and for exact timers: with quick ACKs slow
+    // start fills the queue sooner, and with the loss probe in 4 ms
+    // jiffies the probe's timing shifts, so the delay spike no longer
+    // outlasts the RTO.
+    cfg.rules.quickack = false;
+    cfg.rules.jiffy = None;
     cfg
 }
 
@@ -609,5 +616,158 @@ fn frto_keeps_the_cut_of_a_timeout_whose_data_was_lost() {
 fn only_the_linux_profile_runs_frto() {
     for p in TcpProfile::ALL {
         assert_eq!(p.rules().frto, p == TcpProfile::Linux, "{p}");
+    }
+}
+
+/// Pure ACKs the server sent for the connection's first `segments` data
+/// segments on a clean link (the transfer is longer, so no FIN ends it).
+fn acks_for_first_segments(cfg: TcpConfig, segments: u64) -> u64 {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let acks = Rc::new(Cell::new(0u64));
+    let count = acks.clone();
+    // The SYN-ACK acknowledges the client's ISN + 1: data byte 0.
+    let mut first_byte = 0u32;
+    let mut p = Pair::one_way(cfg, 200 * MSS).script(move |pk: &PacketInfo| {
+        if pk.dir == SERVER && pk.syn {
+            first_byte = pk.ack.expect("a SYN-ACK");
+        }
+        let acked = pk.ack.map(|a| a.wrapping_sub(first_byte) as u64 / MSS);
+        // (The server closes its own direction at once: its first ACK
+        // carries its FIN.)
+        let pure_ack = !pk.syn && pk.payload_len == 0;
+        if pk.dir == SERVER && pure_ack && acked.is_some_and(|k| k <= segments) {
+            count.set(count.get() + 1);
+        }
+        Fate::Deliver
+    });
+    p.start();
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    acks.get()
+}
+
+#[test]
+fn linux_receiver_acks_its_first_sixteen_segments_one_by_one() {
+    let linux = profile(TcpProfile::Linux, TcpVariant::Sack);
+    let mut paired = linux.clone();
+    paired.rules.quickack = false;
+    // Quick-ACK mode: one ACK per segment for the first 16 (tcp_incr_quickack's
+    // TCP_MAX_QUICKACKS), where a delaying receiver ACKs every second one.
+    assert_eq!(acks_for_first_segments(linux.clone(), 16), 16);
+    assert_eq!(acks_for_first_segments(paired.clone(), 16), 8);
+    // The credit is spent after 16: segments 17–40 are ACKed in pairs.
+    assert_eq!(
+        acks_for_first_segments(linux, 40) - acks_for_first_segments(paired, 40),
+        8
+    );
+}
+
+#[test]
+fn linux_receiver_delays_acks_40_ms_and_only_it_runs_quickack() {
+    let linux = profile(TcpProfile::Linux, TcpVariant::Sack);
+    assert_eq!(
+        linux.delayed_ack.map(|d| (d.every, d.timeout)),
+        Some((2, Duration::from_millis(40)))
+    );
+    // A variant that ACKs every segment keeps doing so.
+    let mut eager = TcpConfig::new(TcpVariant::Sack);
+    eager.delayed_ack = None;
+    assert_eq!(TcpProfile::Linux.apply(eager).delayed_ack, None);
+    for p in TcpProfile::ALL {
+        assert_eq!(p.rules().quickack, p == TcpProfile::Linux, "{p}");
+    }
+}
+
+/// Segment 40 is lost, and so is everything the client sends for 100 ms
+/// from its fast retransmit on, so the recovery ends in a timeout. Returns
+/// ssthresh as the recovery set it and once the timeout has fired.
+fn timeout_in_recovery(cfg: TcpConfig) -> (f64, f64) {
+    let (mut highest, mut blackout_from) = (0u32, None::<Time>);
+    let mut p = Pair::one_way(cfg, 1_000_000).script(move |pk: &PacketInfo| {
+        if pk.dir != CLIENT || pk.payload_len == 0 {
+            return Fate::Deliver;
+        }
+        if pk.data_index == Some(40) {
+            return Fate::Drop;
+        }
+        let resent = (pk.seq.wrapping_sub(highest) as i32) < 0;
+        if !resent {
+            highest = pk.seq;
+        }
+        match blackout_from {
+            None if resent => {
+                blackout_from = Some(pk.time);
+                Fate::Drop
+            }
+            Some(t) if pk.time < t + Duration::from_millis(100) => Fate::Drop,
+            _ => Fate::Deliver,
+        }
+    });
+    p.start();
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let in_recovery = window_and_ssthresh(&p).1;
+    assert!(p.run_while(LIMIT, |p| {
+        let c = &p.agents[CLIENT];
+        assert!(
+            c.in_recovery() || c.stats().timeouts > 0,
+            "the recovery ended first"
+        );
+        c.stats().timeouts == 0
+    }));
+    let after = window_and_ssthresh(&p).1;
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    (in_recovery, after)
+}
+
+#[test]
+fn a_timeout_in_a_fast_recovery_keeps_its_ssthresh_under_linux() {
+    let linux = profile(TcpProfile::Linux, TcpVariant::Sack);
+    let (recovery, timeout) = timeout_in_recovery(linux.clone());
+    assert_eq!(timeout, recovery, "tcp_enter_loss: no second cut");
+    let mut cut = linux;
+    cut.rules.timeout_in_recovery_keeps_ssthresh = false;
+    let (recovery, timeout) = timeout_in_recovery(cut);
+    assert!(timeout < recovery, "{timeout} < {recovery}");
+    for p in TcpProfile::ALL {
+        let on = p.rules().timeout_in_recovery_keeps_ssthresh;
+        assert_eq!(on, p == TcpProfile::Linux, "{p}");
+    }
+}
+
+/// The client's ssthresh (segments) once its first fast recovery began,
+/// CUBIC under the `linux` profile with Linux's arithmetic on or off.
+fn cubic_ssthresh_after_a_loss(linux_cubic: bool) -> f64 {
+    let mut cfg = profile(TcpProfile::Linux, TcpVariant::Cubic);
+    cfg.rules.linux_cubic = linux_cubic;
+    let mut p = dropping(cfg, 400_000, &[47]);
+    assert!(p.run_while(LIMIT, |p| p.agents[CLIENT].stats().fast_recoveries == 0));
+    let (_, ssthresh) = window_and_ssthresh(&p);
+    assert!(p.run_until_closed(LIMIT));
+    p.assert_complete();
+    ssthresh / MSS as f64
+}
+
+#[test]
+fn linux_cubic_cuts_to_717_1024_of_the_window_in_whole_segments() {
+    // Both see the same window W at the loss; RFC 9438 sets 0.7 · W,
+    // `cubictcp_recalc_ssthresh` ⌊W · 717 / 1024⌋ segments.
+    let rfc = cubic_ssthresh_after_a_loss(false);
+    let window = (rfc / 0.7).round();
+    let linux = cubic_ssthresh_after_a_loss(true);
+    assert_eq!(
+        linux,
+        (window * 717.0 / 1024.0).floor(),
+        "W = {window}, RFC 9438 {rfc}"
+    );
+    // Here W = 57: 39.9 against 39 segments.
+    assert_ne!(linux, rfc);
+}
+
+#[test]
+fn only_the_linux_profile_computes_cubic_as_tcp_cubic() {
+    for p in TcpProfile::ALL {
+        assert_eq!(p.rules().linux_cubic, p == TcpProfile::Linux, "{p}");
     }
 }

@@ -225,6 +225,20 @@ fn options(t: &Reader, c: &mut TcpConfig) -> Result<()> {
     if let Some(on) = t.bool("frto")? {
         c.rules.frto = on;
     }
+    if let Some(on) = t.bool("quickack")? {
+        c.rules.quickack = on;
+    }
+    if let Some(on) = t.bool("linux_prr")? {
+        c.rules.linux_prr = on;
+    }
+    if let Some(on) = t.bool("linux_cubic")? {
+        c.rules.linux_cubic = on;
+    }
+    // The kernel's HZ: RACK's and the loss probe's timers in whole jiffies
+    // (0: exact times).
+    if let Some(hz) = t.int_in("kernel_hz", 0, 10_000)? {
+        c.rules.jiffy = (hz > 0).then(|| Duration::from_nanos(1_000_000_000 / hz));
+    }
     if let Some(r) = t.str("rtt_sampling")? {
         c.rtt_sampling = r.parse().map_err(|e: String| t.error("rtt_sampling", e))?;
     }

@@ -4,6 +4,7 @@
 //! The window is kept as `f64` segments internally because the cubic curve
 //! and the per-ACK increments are fractional; `window()` reports bytes.
 
+use super::cubic_linux::LinuxCubic;
 use super::hystart::{HyStart, HyStartFlavour};
 use super::{slow_start, CongestionControl};
 use crate::time::{Duration, Time};
@@ -32,6 +33,9 @@ pub struct Cubic {
     /// A reduction counts the window in whole segments, as ns-3's
     /// `TcpCubic::GetSsThresh` does (`with_whole_segment_reduction`).
     whole_segments: bool,
+    /// Congestion avoidance, reduction and reset as Linux's
+    /// `tcp_cubic.c` computes them (`cubic_linux.rs`), when enabled.
+    linux: Option<LinuxCubic>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -54,7 +58,16 @@ impl Cubic {
             w_est: 0.0,
             hystart: None,
             whole_segments: false,
+            linux: None,
         }
+    }
+
+    /// Grow, reduce and reset as Linux's `tcp_cubic.c` does, in whole
+    /// segments, with its rate limit on recomputing the increment
+    /// (`cubic_linux.rs`); `jiffy` is the kernel's tick (`None`: exact).
+    pub fn with_linux_arithmetic(mut self, jiffy: Option<Duration>) -> Cubic {
+        self.linux = Some(LinuxCubic::new(jiffy));
+        self
     }
 
     /// ns-3's `TcpCubic::GetSsThresh` (3.44): the window in whole segments
@@ -96,6 +109,11 @@ impl Cubic {
     }
 
     fn congestion_avoidance(&mut self, now: Time, acked_bytes: u64, rtt: Option<Duration>) {
+        if let Some(linux) = &mut self.linux {
+            let cwnd = self.cwnd.floor() as u64;
+            self.cwnd = linux.on_ack(now, cwnd, acked_bytes.div_ceil(self.mss)) as f64;
+            return;
+        }
         let epoch = match self.epoch {
             Some(e) => e,
             None => self.begin_epoch(now),
@@ -123,6 +141,10 @@ impl Cubic {
     /// §4.6 and §4.7: remember W_max (reduced further under fast
     /// convergence) and set ssthresh to β·cwnd.
     fn reduce(&mut self) -> u64 {
+        if let Some(linux) = &mut self.linux {
+            self.ssthresh = linux.reduce(self.cwnd.floor() as u64) * self.mss;
+            return self.ssthresh;
+        }
         if self.whole_segments {
             return self.reduce_whole_segments();
         }
@@ -165,6 +187,9 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, now: Time, acked_bytes: u64, rtt: Option<Duration>, _flight: u64) {
+        if let (Some(linux), Some(rtt)) = (&mut self.linux, rtt) {
+            linux.on_rtt(now, rtt);
+        }
         if self.in_slow_start() {
             let (cwnd, mss) = (self.window(), self.mss);
             if let Some(h) = &mut self.hystart {
@@ -196,6 +221,9 @@ impl CongestionControl for Cubic {
         self.cwnd = 1.0;
         if let Some(h) = &mut self.hystart {
             h.reset();
+        }
+        if let Some(linux) = &mut self.linux {
+            linux.reset();
         }
     }
 

@@ -9,6 +9,7 @@
 use crate::time::{Duration, Time};
 
 mod cubic;
+mod cubic_linux;
 mod hystart;
 mod newreno;
 pub mod pftk;

@@ -173,6 +173,9 @@ pub struct TcpAgent {
     pub(crate) unacked_segments: u32,
     /// An acknowledgment must go out before this callback returns.
     pub(crate) ack_now: bool,
+    /// Quick ACKs left and the last in-order data's arrival (`quickack.rs`).
+    pub(crate) quickacks: u32,
+    pub(crate) last_in_order_at: Option<Time>,
     /// STP (`stp.rs`), sender: when the next POLL is due, whether the poll
     /// timer forces one on the next segment, and how many were sent.
     pub(crate) stp_next_poll: Time,
@@ -281,6 +284,8 @@ impl TcpAgent {
             fin_received: false,
             unacked_segments: 0,
             ack_now: false,
+            quickacks: 0,
+            last_in_order_at: None,
             stp_next_poll: Time::ZERO,
             stp_force_poll: false,
             stp_polls: 0,
@@ -601,6 +606,9 @@ pub(crate) fn make_cc(cfg: &TcpConfig, mss: u64) -> Box<dyn CongestionControl> {
             let mut cubic = Cubic::new(mss, iw, cfg.initial_ssthresh);
             if cfg.rules.cubic_whole_segments {
                 cubic = cubic.with_whole_segment_reduction();
+            }
+            if cfg.rules.linux_cubic {
+                cubic = cubic.with_linux_arithmetic(cfg.rules.jiffy);
             }
             Box::new(match cfg.rules.hystart {
                 Some(flavour) => cubic.with_hystart(flavour),

@@ -41,7 +41,8 @@
 //! stacks differ (`profile.rs`: `rfc`, `linux`, `ns3`, and the papers'
 //! baselines `xkernel-1998` and `ns2`); PRR lives in `prr.rs`, RACK-TLP
 //! (the `linux` profile's) in `rack.rs` and `tlp.rs`, F-RTO (also the
-//! `linux` profile's; gauge `spurious_rtos`) in `frto.rs`.
+//! `linux` profile's; gauge `spurious_rtos`) in `frto.rs`, and the
+//! `linux` receiver's quick-ACK mode in `quickack.rs`.
 //!
 //! Inside, sequence numbers are 64-bit offsets from the ISN (`seq.rs`) and
 //! never wrap; only the wire sees 32-bit values.
@@ -57,6 +58,7 @@ mod pacing;
 mod pacing_tests;
 mod profile;
 mod prr;
+mod quickack;
 mod rack;
 mod rack_tlp;
 pub(crate) mod reassembly;

@@ -14,11 +14,14 @@
 //!   second ssthresh cut on a repeated RTO (`tcp_enter_loss`),
 //!   RTO = SRTT + max(4·RTTVAR, 200 ms) (`tcp_rtt_estimator`'s
 //!   `rttvar ≥ tcp_rto_min`), 120 s maximum, HyStart for CUBIC, no RTT
-//!   sample from an ACK covering retransmitted data, Limited Transmit
+//!   sample from an ACK covering retransmitted data, no ssthresh cut at a
+//!   timeout that interrupts a fast recovery (`tcp_enter_loss`), Limited Transmit
 //!   (RFC 3042; Linux gets it from counting dupacks out of the flight),
 //!   RACK-TLP (RFC 8985; `net.ipv4.tcp_recovery = 1`, with SACK), F-RTO
 //!   with undo of a spurious timeout's window cut (RFC 5682 §3;
-//!   `tcp_process_loss`, `net.ipv4.tcp_frto = 2`).
+//!   `tcp_process_loss`, `net.ipv4.tcp_frto = 2`); at the receiver,
+//!   quick-ACK mode (`quickack.rs`) and a 40 ms delayed-ACK timer
+//!   (`TCP_ATO_MIN`, `tcp_send_delayed_ack`).
 //! - `ns3`: ns-3's TcpSocketBase with TcpNewReno: +1 MSS per ACK in slow
 //!   start and MSS²/cwnd per ACK in congestion avoidance
 //!   (`TcpNewReno::SlowStart`/`CongestionAvoidance`), ssthresh = half the
@@ -55,7 +58,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use super::config::{RttSampling, TcpConfig};
+use super::config::{DelayedAck, RttSampling, TcpConfig};
 use crate::cc::HyStartFlavour;
 use crate::time::Duration;
 
@@ -102,6 +105,11 @@ impl TcpProfile {
                 rto_formula: RtoFormula::LinuxRttvarFloor,
                 rack_tlp: true,
                 frto: true,
+                quickack: true,
+                timeout_in_recovery_keeps_ssthresh: true,
+                jiffy: Some(Duration::from_millis(4)),
+                linux_prr: true,
+                linux_cubic: true,
                 // `icsk_backoff` is cleared only by a valid RTT sample
                 // (`tcp_ack_update_rtt`).
                 new_data_ack_clears_backoff: false,
@@ -157,6 +165,14 @@ impl TcpProfile {
         match self {
             TcpProfile::Rfc => base,
             TcpProfile::Linux => TcpConfig {
+                // The delayed-ACK timer is `ato`, which starts at and
+                // settles to TCP_ATO_MIN (40 ms) when segments come faster
+                // than every 20 ms, and `tcp_send_delayed_ack` caps it at
+                // max(receiver's SRTT, TCP_DELACK_MIN = 40 ms).
+                delayed_ack: base.delayed_ack.map(|d| DelayedAck {
+                    timeout: Duration::from_millis(40),
+                    ..d
+                }),
                 min_rto: Duration::from_millis(200),
                 initial_rto: Duration::from_secs(1),
                 max_rto: Duration::from_secs(120),
@@ -298,6 +314,32 @@ pub struct TcpRules {
     /// was spurious, and the window cut is undone instead of resending
     /// go-back-N (Linux `net.ipv4.tcp_frto = 2`, the default).
     pub frto: bool,
+    /// The receiver acknowledges every in-order segment at once for 16
+    /// segments after the first data, after a gap in arrivals longer than
+    /// its RTO and after a duplicate segment (Linux's quick-ACK mode,
+    /// `quickack.rs`); otherwise every second segment from the start.
+    pub quickack: bool,
+    /// A timeout that interrupts a fast recovery leaves ssthresh as the
+    /// recovery set it: Linux's `tcp_enter_loss` reduces it only "if it
+    /// has not yet been made inside this window" (CA state Open or
+    /// Disorder, or the recovery point reached); otherwise a second cut.
+    pub timeout_in_recovery_keeps_ssthresh: bool,
+    /// The kernel's timer tick (1/HZ): RACK's reordering timer and the
+    /// loss probe's timeout are counted in whole jiffies plus Linux's
+    /// `TCP_TIMEOUT_MIN` of two (`rack_tlp.rs`, `tlp.rs`); `None`: exact
+    /// times. HZ is a kernel build option: 250 in the kernel
+    /// validation/linux measures (`CONFIG_HZ_250`), 1000 in others.
+    pub jiffy: Option<Duration>,
+    /// PRR as Linux runs it (`tcp_cwnd_reduction`, `prr.rs`'s
+    /// `on_ack_linux`): RecoverFS is the window, and below ssthresh the
+    /// extra segment only on an ACK that advances snd_una and marks
+    /// nothing newly lost; otherwise RFC 6937 with PRR-SSRB.
+    pub linux_prr: bool,
+    /// CUBIC grows, reduces and resets as Linux's `tcp_cubic.c` does
+    /// (`cc/cubic_linux.rs`: whole segments, β = 717/1024, and its
+    /// increment recomputed at most once per 1/32 s while the window is
+    /// unchanged); otherwise RFC 9438's continuous curve.
+    pub linux_cubic: bool,
 }
 
 impl Default for TcpRules {
@@ -324,6 +366,11 @@ impl Default for TcpRules {
             cubic_whole_segments: false,
             ns3_prr: false,
             frto: false,
+            quickack: false,
+            timeout_in_recovery_keeps_ssthresh: false,
+            jiffy: None,
+            linux_prr: false,
+            linux_cubic: false,
         }
     }
 }

@@ -44,6 +44,49 @@ impl Prr {
         pipe + sndcnt
     }
 
+    /// Linux's PRR (`tcp_cwnd_reduction` as of Linux 6.0, 2022): RecoverFS
+    /// is the window when
+    /// recovery began (`prior_cwnd`, set by `Prr::start`'s caller); an ACK
+    /// that delivered nothing leaves the window; below ssthresh the bound
+    /// is max(prr_delivered − prr_out, DeliveredData), one segment more
+    /// only when the ACK advanced snd_una and marked nothing newly lost
+    /// (`slow_start_bonus`); and a recovery that has sent nothing may send
+    /// one segment ("force a fast retransmit upon entering fast recovery").
+    /// Linux counts packets, so the proportional part is whole segments:
+    /// ceil(ssthresh · prr_delivered / prior_cwnd) in segments (found by
+    /// `validation/linux/tracediff-linux.py`: with 10 segments before the
+    /// loss and ssthresh 5, the fifth delivered segment lets the kernel
+    /// send its third, where 2.5 segments' worth of bytes let ours send
+    /// nothing).
+    pub(crate) fn on_ack_linux(
+        &mut self,
+        delivered: u64,
+        slow_start_bonus: bool,
+        pipe: u64,
+        ssthresh: u64,
+        mss: u64,
+    ) -> Option<u64> {
+        if delivered == 0 {
+            return None;
+        }
+        self.delivered += delivered;
+        let mut sndcnt = if pipe > ssthresh {
+            let segments = |bytes: u64| bytes.div_ceil(mss.max(1));
+            let due = (segments(self.delivered) * (ssthresh / mss.max(1)))
+                .div_ceil(segments(self.recover_fs))
+                * mss;
+            due.saturating_sub(self.out)
+        } else {
+            let bonus = if slow_start_bonus { mss } else { 0 };
+            let limit = self.delivered.saturating_sub(self.out).max(delivered) + bonus;
+            (ssthresh - pipe).min(limit)
+        };
+        if self.out == 0 {
+            sndcnt = sndcnt.max(mss);
+        }
+        Some(pipe + sndcnt)
+    }
+
     /// ns-3.44's `TcpPrrRecovery::DoRecovery` for a connection without
     /// SACK (each dupack is a "Reno SACK"; RecoverFS is the pipe when
     /// recovery began, `tcb->m_bytesInFlight`): a dupack counts one segment
@@ -156,5 +199,49 @@ mod tests {
         let safe = a.on_ack_ns3(MSS, false, true, 0, 10 * MSS, MSS);
         let plain = prr.on_ack_ns3(MSS, false, false, 0, 10 * MSS, MSS);
         assert_eq!(safe, plain.map(|c| c + MSS));
+    }
+
+    #[test]
+    fn linux_adds_a_segment_below_ssthresh_only_when_una_advances_without_new_loss() {
+        // Below ssthresh (pipe 2, ssthresh 10), one segment delivered and
+        // prr_out already ahead of prr_delivered: packet conservation, one
+        // for one, plus one only on a clean cumulative advance.
+        let run = |bonus| {
+            let mut prr = Prr::start(20 * MSS);
+            prr.sent(3 * MSS);
+            prr.on_ack_linux(MSS, bonus, 2 * MSS, 10 * MSS, MSS)
+        };
+        assert_eq!(run(false), Some(3 * MSS));
+        assert_eq!(run(true), Some(4 * MSS));
+        // RFC 6937's SSRB always adds it.
+        let mut rfc = Prr::start(20 * MSS);
+        rfc.sent(3 * MSS);
+        assert_eq!(rfc.on_ack(MSS, 2 * MSS, 10 * MSS, MSS), 4 * MSS);
+        // An ACK that delivered nothing leaves the window; before anything
+        // was sent, one segment may go.
+        let mut prr = Prr::start(20 * MSS);
+        assert_eq!(prr.on_ack_linux(0, false, 15 * MSS, 10 * MSS, MSS), None);
+        assert_eq!(
+            prr.on_ack_linux(MSS, false, 15 * MSS, 10 * MSS, MSS),
+            Some(16 * MSS)
+        );
+    }
+
+    #[test]
+    fn linux_counts_the_proportional_part_in_whole_segments() {
+        // RecoverFS 10 segments, ssthresh 5, two sent: the fifth delivered
+        // segment makes ceil(5 · 5 / 10) = 3 due, so one more may go (in
+        // bytes, 2.5 segments would let none).
+        let mut prr = Prr::start(10 * MSS);
+        prr.sent(2 * MSS);
+        prr.on_ack_linux(4 * MSS, false, 6 * MSS, 5 * MSS, MSS);
+        assert_eq!(
+            prr.on_ack_linux(MSS, false, 6 * MSS, 5 * MSS, MSS),
+            Some(7 * MSS)
+        );
+        let mut rfc = Prr::start(10 * MSS);
+        rfc.sent(2 * MSS);
+        rfc.on_ack(4 * MSS, 6 * MSS, 5 * MSS, MSS);
+        assert!(rfc.on_ack(MSS, 6 * MSS, 5 * MSS, MSS) < 7 * MSS);
     }
 }

@@ -65,7 +65,10 @@ impl TcpAgent {
         let (marked, pending) = self.board.rack_mark_lost(newest, wait, net.now());
         self.rack_losses += marked as u64;
         match pending {
-            Some(at) => self.timers.set(timer::REORDER, at),
+            Some(at) => {
+                let at = self.reorder_deadline(net.now(), at);
+                self.timers.set(timer::REORDER, at)
+            }
             None => self.timers.cancel(timer::REORDER),
         }
         if marked > 0 && !self.recovering() {
@@ -92,7 +95,7 @@ impl TcpAgent {
             self.timers.cancel(timer::LOSS_PROBE);
             return;
         }
-        let pto = tlp::pto(self.rtt.srtt(), flight <= self.mss);
+        let pto = tlp::pto(self.rtt.srtt(), flight <= self.mss, self.cfg.rules.jiffy);
         let mut at = net.now() + pto;
         if let Some(rto) = self.rto_deadline {
             at = at.min(rto);
@@ -139,6 +142,18 @@ impl TcpAgent {
         let base = self.loss_base();
         let ssthresh = self.cc.on_congestion_event(net.now(), base);
         self.cc.set_window(ssthresh);
+    }
+
+    /// When the reordering timer fires for a wait ending at `at`: Linux
+    /// arms it in whole jiffies and two more (`tcp_rack_mark_lost`:
+    /// `usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN`), so at HZ = 250 a
+    /// sub-millisecond wait lasts 12 ms and a third dupack, which makes the
+    /// wait 0, often comes first.
+    fn reorder_deadline(&self, now: Time, at: Time) -> Time {
+        match self.cfg.rules.jiffy {
+            None => at,
+            Some(j) => now + tlp::whole_jiffies(at.saturating_since(now), j) + j.saturating_mul(2),
+        }
     }
 
     /// A timeout ends any probe and reordering wait (`tcp_retransmit_timer`

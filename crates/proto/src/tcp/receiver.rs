@@ -121,12 +121,14 @@ impl TcpAgent {
         if end <= self.rcv_nxt {
             self.stats.unexpected_dropped += 1;
             self.ack_now = true;
+            self.quickack_on_duplicate();
             return;
         }
         if seq > self.rcv_nxt {
             self.receive_out_of_order(seq, payload);
             return;
         }
+        self.quickack_on_in_order(net.now());
         // The connection's first data (just after the peer's SYN).
         let first_data = self.rcv_nxt == 1 && self.cfg.rules.ack_first_data_at_once;
         if net.app_room().is_some() {
@@ -203,6 +205,7 @@ impl TcpAgent {
     fn schedule_ack(&mut self, net: &mut dyn Net) {
         match self.cfg.delayed_ack {
             None => self.ack_now = true,
+            Some(_) if self.in_quickack_mode() => self.ack_now = true,
             Some(d) if self.unacked_segments >= d.every.max(1) as u32 => self.ack_now = true,
             Some(d) => {
                 if self.unacked_segments == 1 {
@@ -246,6 +249,9 @@ impl TcpAgent {
 
     /// Any segment carrying our ACK settles what the receiver owed.
     pub(crate) fn ack_sent(&mut self) {
+        if self.ack_now || self.unacked_segments > 0 {
+            self.quickack_spent();
+        }
         self.ack_now = false;
         if self.unacked_segments > 0 {
             self.unacked_segments = 0;

@@ -283,6 +283,7 @@ impl TcpAgent {
         let old_wnd = self.peer_wnd;
         let old_una = self.snd_una;
         self.rack_before_ack(net.now());
+        let rack_losses_before = self.rack_losses;
         self.peer_wnd = (seg.window as u64) << self.snd_wscale;
         let delivered_before = self.snd_una + self.board.sacked_bytes();
         let sack_changed = self.uses_sack() && self.apply_sacks(seg);
@@ -323,17 +324,26 @@ impl TcpAgent {
             if self.cfg.rules.ns3_prr {
                 self.prr_window_ns3(delivered, sack_changed, ack > old_una);
             } else {
-                self.prr_window(delivered);
+                let newly_lost = self.rack_losses > rack_losses_before;
+                self.prr_window(delivered, ack > old_una && !newly_lost);
             }
         }
     }
 
     /// RFC 6937: in a PRR recovery, each ACK sets the window to the pipe
-    /// plus what proportional reduction allows for `delivered` bytes.
-    fn prr_window(&mut self, delivered: u64) {
+    /// plus what proportional reduction allows for `delivered` bytes;
+    /// Linux's variant (`linux_prr`) grants the slow-start segment only on
+    /// a `clean_advance` (snd_una moved, nothing newly marked lost).
+    fn prr_window(&mut self, delivered: u64, clean_advance: bool) {
         let (pipe, ssthresh, mss) = (self.board.pipe(), self.cc.ssthresh(), self.mss);
-        if let Some(prr) = self.prr.as_mut() {
-            let cwnd = prr.on_ack(delivered, pipe, ssthresh, mss);
+        let linux = self.cfg.rules.linux_prr;
+        let Some(prr) = self.prr.as_mut() else { return };
+        let cwnd = if linux {
+            prr.on_ack_linux(delivered, clean_advance, pipe, ssthresh, mss)
+        } else {
+            Some(prr.on_ack(delivered, pipe, ssthresh, mss))
+        };
+        if let Some(cwnd) = cwnd {
             self.cc.set_window(cwnd);
         }
     }
@@ -559,6 +569,7 @@ impl TcpAgent {
         self.partial_acks = 0;
         self.loss_indications += 1;
         let base = self.loss_base();
+        let prior_cwnd = self.cc.window();
         let ssthresh = self.cc.on_congestion_event(net.now(), base);
         self.recover = Some(self.snd_max);
         match self.recovery_kind() {
@@ -578,9 +589,13 @@ impl TcpAgent {
                 self.recovery = Some(self.snd_max);
                 self.cc.set_window(ssthresh);
                 if self.cfg.rules.prr {
-                    // ns-3.44's RecoverFS is the pipe (`tcb->m_bytesInFlight`).
+                    // ns-3.44's RecoverFS is the pipe (`tcb->m_bytesInFlight`),
+                    // Linux's the window (`tcp_init_cwnd_reduction`'s
+                    // `prior_cwnd`).
                     let recover_fs = if self.cfg.rules.ns3_prr {
                         self.board.pipe()
+                    } else if self.cfg.rules.linux_prr {
+                        prior_cwnd
                     } else {
                         self.flight()
                     };
@@ -672,9 +687,16 @@ impl TcpAgent {
             self.loss_indications += 1;
         }
         let was_recovering = self.recovering();
-        if self.consecutive_rtos > 1 && self.cfg.rules.repeated_rto_keeps_ssthresh {
-            // The timer already resent this segment: the window goes back
-            // to one segment, ssthresh stays (RFC 5681 §3.1).
+        let rules = self.cfg.rules;
+        let repeated = self.consecutive_rtos > 1 && rules.repeated_rto_keeps_ssthresh;
+        // A fast recovery, not the loss state of an earlier timeout
+        // (`tcp_enter_loss` cuts again there once an ACK has advanced).
+        let in_recovery = self.recovery.is_some() && rules.timeout_in_recovery_keeps_ssthresh;
+        if repeated || in_recovery {
+            // The timer already resent this segment (RFC 5681 §3.1), or
+            // the recovery it interrupts already cut ssthresh for this
+            // window (Linux): the window goes back to one segment,
+            // ssthresh stays.
             self.cc.set_window(self.mss);
         } else {
             if self.recovery.is_none() {

@@ -13,22 +13,38 @@ use crate::time::Duration;
 /// Linux `TCP_RTO_MIN`: with one segment in flight, the probe also waits
 /// for the peer's delayed ACK (RFC 8985's WCDelAckT).
 const DELAYED_ACK_ALLOWANCE: Duration = Duration::from_millis(200);
-/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000) otherwise.
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies) otherwise, at HZ = 1000 when the
+/// profile does not count in jiffies.
 const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 /// Linux `TCP_TIMEOUT_INIT`: the probe timeout before any RTT sample.
 const WITHOUT_RTT: Duration = Duration::from_secs(1);
 
 /// The probe timeout from now; the caller caps it at the RTO's expiry.
-pub(crate) fn pto(srtt: Option<Duration>, one_segment_in_flight: bool) -> Duration {
+/// With a `jiffy` (the kernel's timer tick, 1/HZ), two round trips are
+/// rounded up to whole jiffies and `TCP_TIMEOUT_MIN` is two of them
+/// (`tcp_schedule_loss_probe`: `usecs_to_jiffies(srtt_us >> 2)`).
+pub(crate) fn pto(
+    srtt: Option<Duration>,
+    one_segment_in_flight: bool,
+    jiffy: Option<Duration>,
+) -> Duration {
     let Some(srtt) = srtt else {
         return WITHOUT_RTT;
     };
-    let extra = if one_segment_in_flight {
-        DELAYED_ACK_ALLOWANCE
-    } else {
-        TIMEOUT_MIN
+    let extra = match (one_segment_in_flight, jiffy) {
+        (true, _) => DELAYED_ACK_ALLOWANCE,
+        (false, None) => TIMEOUT_MIN,
+        (false, Some(j)) => j.saturating_mul(2),
     };
-    srtt.saturating_mul(2).saturating_add(extra)
+    let two_rtts = srtt.saturating_mul(2);
+    let two_rtts = jiffy.map_or(two_rtts, |j| whole_jiffies(two_rtts, j));
+    two_rtts.saturating_add(extra)
+}
+
+/// `d` rounded up to whole jiffies (`usecs_to_jiffies`).
+pub(crate) fn whole_jiffies(d: Duration, jiffy: Duration) -> Duration {
+    let j = jiffy.as_nanos().max(1);
+    Duration::from_nanos(d.as_nanos().div_ceil(j) * j)
 }
 
 /// An outstanding probe: Linux's `tlp_high_seq` and `tlp_retrans`.
@@ -92,9 +108,20 @@ mod tests {
     #[test]
     fn the_probe_waits_two_round_trips_and_a_delayed_ack_for_a_lone_segment() {
         let srtt = Some(Duration::from_millis(40));
-        assert_eq!(pto(srtt, false), Duration::from_millis(82));
-        assert_eq!(pto(srtt, true), Duration::from_millis(280));
-        assert_eq!(pto(None, false), Duration::from_secs(1));
+        assert_eq!(pto(srtt, false, None), Duration::from_millis(82));
+        assert_eq!(pto(srtt, true, None), Duration::from_millis(280));
+        assert_eq!(pto(None, false, None), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn at_hz_250_the_probe_counts_whole_four_ms_jiffies() {
+        let jiffy = Some(Duration::from_millis(4));
+        let srtt = Some(Duration::from_micros(2_100)); // two round trips: 4.2 ms
+        assert_eq!(pto(srtt, false, jiffy), Duration::from_millis(8 + 8));
+        assert_eq!(pto(srtt, true, jiffy), Duration::from_millis(8 + 200));
+        assert_eq!(pto(srtt, false, None), Duration::from_micros(4_200 + 2_000));
+        let exact = Duration::from_millis(8);
+        assert_eq!(whole_jiffies(exact, Duration::from_millis(4)), exact);
     }
 
     #[test]
