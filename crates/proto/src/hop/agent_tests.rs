@@ -1152,3 +1152,40 @@ fn a_relay_answering_for_its_next_hop_still_holds_the_source_back() {
     back_from_2(&mut relay, &mut net, 1, &FrameBitmap::full(20));
     assert_eq!(backs_to_0(&mut net), vec![(2, 20)]);
 }
+
+/// Issue 13's deadlock on §5.7 with H = 100 (seed 3 stopped delivering
+/// at 540 s of 960): a full relay took a block it had moved on and
+/// evicted again for a virtual BSYN, had no room for it (its BACK
+/// withheld), and made it the block it sends next: nothing of it could
+/// arrive, and the blocks it held never moved on to free the room. Here,
+/// with H = 1, the relay holds blocks 1 and 2 when block 0's virtual BSYN
+/// comes; it keeps repairing block 1 for node 2, and once block 1 has
+/// moved on it has room for block 0 (node 0's next virtual BSYN).
+#[test]
+fn a_full_relay_keeps_moving_what_it_holds_while_a_virtual_bsyn_waits_for_room() {
+    let mut cfg = test_cfg();
+    cfg.pace_queue = None;
+    let mut relay = HopAgent::relay(cfg).with_cache_bytes(0);
+    let mut net = RelayNet::new();
+    give_block(&mut relay, &mut net, 0);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::full(20));
+    give_block(&mut relay, &mut net, 1);
+    give_block(&mut relay, &mut net, 2);
+    net.sent.clear();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(backs_to_0(&mut net), vec![], "no room for block 0");
+    let mut holds = FrameBitmap::new(20);
+    for i in (0..20).filter(|&i| i != 5) {
+        holds.set(i);
+    }
+    back_from_2(&mut relay, &mut net, 1, &holds);
+    assert_eq!(
+        sent_summary(&mut net).first(),
+        Some(&(2, "data", 5)),
+        "block 1's missing frame goes"
+    );
+    back_from_2(&mut relay, &mut net, 1, &FrameBitmap::full(20));
+    assert_eq!(backs_to_0(&mut net), vec![(2, 20)], "block 2's BACK goes");
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(backs_to_0(&mut net), vec![(0, 0)], "room for block 0");
+}
