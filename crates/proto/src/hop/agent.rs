@@ -401,7 +401,9 @@ impl HopAgent {
                 };
                 !f.done.contains(b)
                     && self.rx.cache.contains(k)
-                    && (f.role == Role::Source || inbound.holds(k) || f.virtual_ttl.contains_key(b))
+                    && (f.role == Role::Source
+                        || inbound.holds(k)
+                        || (f.virtual_ttl.contains_key(b) && !self.awaits_room(f, k)))
             })
             .min();
         if block.is_none() && f.role == Role::Source && !f.app_finished {
@@ -444,6 +446,20 @@ impl HopAgent {
             f.senders.insert(block, sender);
         }
         Some(block)
+    }
+
+    /// A relay took `key` again for a virtual BSYN (it had moved the block
+    /// on and evicted it) but has no room for it (§3.3: its BACK is
+    /// withheld): none of it can arrive until a block it holds moves on, so
+    /// it must not be the block the relay sends next, or the relay, full of
+    /// blocks it could move on, waits for ever (§5.7 with H = 100).
+    fn awaits_room(&self, f: &Flow, key: BlockKey) -> bool {
+        f.role == Role::Relay
+            && !self.rx.inbound.holds(key)
+            && !self.rx.inbound.has_moved(key)
+            && !self.rx.inbound.is_vouched(key)
+            && !f.asking.contains_key(&key.block_num)
+            && !self.rx.cache.block(key).is_some_and(BlockBuf::is_complete)
     }
 
     /// The source cuts its next block from what the application has now.

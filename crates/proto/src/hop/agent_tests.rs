@@ -1090,3 +1090,104 @@ fn a_relay_whose_next_hop_holds_nothing_takes_the_block_again() {
     give_block(&mut relay, &mut net, 0);
     assert_eq!(relay.cached_bytes(), 20 * 1400, "held whole again");
 }
+
+/// Node 0's frames `frames` of flow 10's block `block_num`.
+fn frames_from_0(relay: &mut HopAgent, net: &mut RelayNet, block_num: u32, frames: &[u16]) {
+    let data = pattern(20 * 1400);
+    for &i in frames {
+        let payload = &data[i as usize * 1400..(i as usize + 1) * 1400];
+        let message = HopMessage::Data {
+            packet_num: i,
+            payload,
+        };
+        flow_10(relay, net, true, block_num, message);
+    }
+}
+
+/// The BACKs the relay sent node 0, as (block, frames held).
+fn backs_to_0(net: &mut RelayNet) -> Vec<(u32, usize)> {
+    net.sent
+        .drain(..)
+        .filter(|(_, to, _)| to.node == 0)
+        .filter_map(|(_, _, p)| {
+            let block = HopPacket::new_checked(&p[..]).ok()?.block_num();
+            match message(&p)? {
+                HopMessage::Back { frames, bitmap } => {
+                    Some((block, FrameBitmap::from_back(frames, bitmap).count()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Issue 13's guess for asking's loss on §5.7 (H = 100): a block a relay
+/// answers for on its next hop's word is not held, so it would no longer
+/// count against H and the source would not be held back. The relay's
+/// room is still spent only by blocks it holds: while it answers for
+/// block 0 (node 2 lacks frames 3 and 7), it takes blocks 1 and 2 (H = 1:
+/// one whole block beyond what moved on, one arriving) and withholds
+/// its BACK for block 2 until node 2 has block 1 whole.
+#[test]
+fn a_relay_answering_for_its_next_hop_still_holds_the_source_back() {
+    let (mut relay, mut net) = relay_that_evicted_block_0();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    let mut holds = FrameBitmap::new(20);
+    for i in (0..20).filter(|i| ![3, 7].contains(i)) {
+        holds.set(i);
+    }
+    back_from_2(&mut relay, &mut net, 0, &holds);
+    assert_eq!(backs_to_0(&mut net), vec![(0, 18)], "answers for node 2");
+    give_block(&mut relay, &mut net, 1);
+    give_block(&mut relay, &mut net, 2);
+    assert_eq!(
+        backs_to_0(&mut net),
+        vec![(1, 20)],
+        "block 1 is answered, block 2's BACK withheld (H = 1)"
+    );
+    assert_eq!(relay.gauge("hop_peak_blocks"), Some(2.0));
+    // Block 0's missing frames arrive and node 2 has it whole; then node 2
+    // takes block 1 whole, which frees the room block 2 waits for.
+    frames_from_0(&mut relay, &mut net, 0, &[3, 7]);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::full(20));
+    assert_eq!(backs_to_0(&mut net), vec![], "block 2 still waits");
+    back_from_2(&mut relay, &mut net, 1, &FrameBitmap::full(20));
+    assert_eq!(backs_to_0(&mut net), vec![(2, 20)]);
+}
+
+/// Issue 13's deadlock on §5.7 with H = 100 (seed 3 stopped delivering
+/// at 540 s of 960): a full relay took a block it had moved on and
+/// evicted again for a virtual BSYN, had no room for it (its BACK
+/// withheld), and made it the block it sends next: nothing of it could
+/// arrive, and the blocks it held never moved on to free the room. Here,
+/// with H = 1, the relay holds blocks 1 and 2 when block 0's virtual BSYN
+/// comes; it keeps repairing block 1 for node 2, and once block 1 has
+/// moved on it has room for block 0 (node 0's next virtual BSYN).
+#[test]
+fn a_full_relay_keeps_moving_what_it_holds_while_a_virtual_bsyn_waits_for_room() {
+    let mut cfg = test_cfg();
+    cfg.pace_queue = None;
+    let mut relay = HopAgent::relay(cfg).with_cache_bytes(0);
+    let mut net = RelayNet::new();
+    give_block(&mut relay, &mut net, 0);
+    back_from_2(&mut relay, &mut net, 0, &FrameBitmap::full(20));
+    give_block(&mut relay, &mut net, 1);
+    give_block(&mut relay, &mut net, 2);
+    net.sent.clear();
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(backs_to_0(&mut net), vec![], "no room for block 0");
+    let mut holds = FrameBitmap::new(20);
+    for i in (0..20).filter(|&i| i != 5) {
+        holds.set(i);
+    }
+    back_from_2(&mut relay, &mut net, 1, &holds);
+    assert_eq!(
+        sent_summary(&mut net).first(),
+        Some(&(2, "data", 5)),
+        "block 1's missing frame goes"
+    );
+    back_from_2(&mut relay, &mut net, 1, &FrameBitmap::full(20));
+    assert_eq!(backs_to_0(&mut net), vec![(2, 20)], "block 2's BACK goes");
+    virtual_bsyn_from_0(&mut relay, &mut net);
+    assert_eq!(backs_to_0(&mut net), vec![(0, 0)], "room for block 0");
+}

@@ -84,8 +84,9 @@ pub struct HopConfig {
     /// the next hop lacks move (ours: the paper does not say how such a
     /// relay takes part). Off by default: on §5.7's partitioned path with
     /// H = 100 it cuts the source's resent frames by two thirds but lowers
-    /// goodput, for a cause not found (docs/hop.md § What is left); off, the
-    /// relay takes the whole block again.
+    /// goodput on two seeds of three: one hop's BACKs lost to a hidden
+    /// terminal stall a relay for minutes (docs/hop.md § What is left); off,
+    /// the relay takes the whole block again.
     pub ask_next_hop: bool,
     /// The end-to-end timeout before the first block's round trip is known
     /// (§4.2: 60 s); afterwards, the most recent block round trip.
