@@ -17,8 +17,11 @@
 #
 # Every run lasts SECS seconds of sending (joulenet client -t, iperf3 -t).
 # Goodput: joulenet — the receiver's transfer goodput (bytes delivered from
-# its first byte to the end of the stream, iperf3's convention); iperf3 —
-# end.sum_received.bits_per_second.
+# its first byte to the end of the stream, iperf3's convention) and, in a
+# fifth column, the same bytes over the time since the connection opened
+# (for Hop, whose first byte arrives only with its first whole block, the
+# two differ by that block's crossing; the others agree); iperf3 —
+# end.sum_received.bits_per_second (in both columns).
 #
 # Usage: scripts/bench-relay.sh   (root)
 # Env:   JOULENET_BIN (default target/release/joulenet), RUNS (3), SECS (20),
@@ -41,6 +44,12 @@ PROTOS=${PROTOS:-hop jtp atp hbh-tcp e2tcp newreno}
 PACED=${PACED:-hop jtp atp}
 LINK_RATE=$(echo "$RATE" | sed 's/mbit$/Mbps/; s/kbit$/kbps/; s/gbit$/Gbps/')
 KERNEL=${KERNEL:-bbr cubic}
+for p in $PROTOS; do
+    case $p in linux-*)
+        echo "PROTOS names joulenet protocols; Linux TCP runs by KERNEL=\"${p#linux-} …\"" >&2
+        exit 2 ;;
+    esac
+done
 OUT=${OUT:-target/bench-relay}
 mkdir -p "$OUT"
 TMP=$(mktemp -d)
@@ -53,20 +62,20 @@ trap 'jn_chain_relays_stop 2>/dev/null; jn_teardown; rm -rf "$TMP"' EXIT
     echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# chain: 5 hosts, 4 links of $RATE, $LOSS% loss per link each way; $SECS s per run"
 } | tee "$OUT/results.tsv"
-printf "run\tprotocol\tgoodput_mbps\tload1\n" >> "$OUT/results.tsv"
+printf "run\tprotocol\tgoodput_mbps\tload1\tsince_open_mbps\n" >> "$OUT/results.tsv"
 
 jn_chain 5 "$RATE"
 jn_chain_loss "$LOSS"
 SERVER=$(jn_chain_left 4)
 FIRST=$(jn_chain_left 1):7000
 
-jn_goodput() { # serve's -J output
+jn_goodput() { # serve's -J output, KEY: transfer_goodput_bps or goodput_bps
     python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["end"]["summary"] if "summary" in d.get("end", {}) else d["end"]
-g = s.get("transfer_goodput_bps")
-print("%.3f" % (g / 1e6) if g else "nan")' "$1" 2>/dev/null || echo nan
+g = s.get(sys.argv[2])
+print("%.3f" % (g / 1e6) if g else "nan")' "$1" "$2" 2>/dev/null || echo nan
 }
 
 for run in $(seq 1 "$RUNS"); do
@@ -83,8 +92,9 @@ for run in $(seq 1 "$RUNS"); do
             -t "$SECS" "${pace[@]}" -i 0 -J --idle-timeout 30s > "$TMP/cli.json" 2>/dev/null || true
         wait "$srv" 2>/dev/null || true
         jn_chain_relays_stop
-        g=$(jn_goodput "$TMP/srv.json")
-        printf "%s\t%s\t%s\t%s\n" "$run" "$p" "$g" "$load" | tee -a "$OUT/results.tsv"
+        g=$(jn_goodput "$TMP/srv.json" transfer_goodput_bps)
+        o=$(jn_goodput "$TMP/srv.json" goodput_bps)
+        printf "%s\t%s\t%s\t%s\t%s\n" "$run" "$p" "$g" "$load" "$o" | tee -a "$OUT/results.tsv"
         cp "$TMP/srv.json" "$OUT/srv-$p-$run.json" 2>/dev/null || true
         cp "$TMP/relay2.json" "$OUT/relay2-$p-$run.json" 2>/dev/null || true
         cp "$TMP/cli.json" "$OUT/cli-$p-$run.json" 2>/dev/null || true
@@ -100,7 +110,7 @@ for run in $(seq 1 "$RUNS"); do
 import json, sys
 d = json.load(open(sys.argv[1]))
 print("%.3f" % (d["end"]["sum_received"]["bits_per_second"] / 1e6))' "$TMP/ip.json" 2>/dev/null || echo nan)
-        printf "%s\t%s\t%s\t%s\n" "$run" "linux-$cc" "$g" "$load" | tee -a "$OUT/results.tsv"
+        printf "%s\t%s\t%s\t%s\t%s\n" "$run" "linux-$cc" "$g" "$load" "$g" | tee -a "$OUT/results.tsv"
     done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/results.tsv"
@@ -108,13 +118,13 @@ python3 - "$OUT/results.tsv" <<'PY'
 import sys, statistics
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l[0] != "#" and not l.startswith("run")]
 by = {}
-for run, proto, g, load in rows:
-    by.setdefault(proto, []).append(float(g))
-print("protocol\truns\tmedian\tmin\tmax (Mbit/s)")
+for run, proto, g, load, since_open in rows:
+    by.setdefault(proto, []).append((float(g), float(since_open)))
+print("protocol\truns\tmedian\tmin\tmax (Mbit/s, from the first byte)\tmedian\tmin\tmax (since the connection opened)")
 for proto, gs in by.items():
-    ok = [g for g in gs if g == g]
-    if ok:
-        print(f"{proto}\t{len(gs)}\t{statistics.median(ok):.2f}\t{min(ok):.2f}\t{max(ok):.2f}")
-    else:
-        print(f"{proto}\t{len(gs)}\tnan")
+    cols = []
+    for i in (0, 1):
+        ok = [g[i] for g in gs if g[i] == g[i]]
+        cols.append(f"{statistics.median(ok):.2f}\t{min(ok):.2f}\t{max(ok):.2f}" if ok else "nan\tnan\tnan")
+    print(f"{proto}\t{len(gs)}\t{cols[0]}\t{cols[1]}")
 PY
