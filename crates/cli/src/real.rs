@@ -351,12 +351,16 @@ pub fn client(a: ClientArgs) -> Result<(), String> {
         &a.common,
     )?;
     o.to_node = a.to_node;
+    // Stopped by a signal, the client reports what it measured, marked
+    // interrupted, and exits non-zero (as iperf3 does).
+    o.stop = Some(signals::stop_on_termination()?);
     run_client(&o, Box::new(std::io::stdout())).map(|_| ())
 }
 
 pub fn send(a: SendArgs) -> Result<(), String> {
     let mut o = client_options(&a.host, a.proto, ClientApp::File(a.file.clone()), &a.common)?;
     o.to_node = a.to_node;
+    o.stop = Some(signals::stop_on_termination()?);
     run_client(&o, Box::new(std::io::stdout())).map(|_| ())
 }
 

@@ -3,6 +3,11 @@
 //! sender kept retransmitting to nobody. Now it ends the transfer, keeps
 //! what arrived only as a prefix to resume from (never as a partial file),
 //! tells the sender why and exits non-zero.
+//!
+//! And a client stopped by SIGINT (issue 18: the bench's `timeout -s INT`
+//! killed a nackrate client that had outlived its window, and it printed
+//! nothing): it reports what it measured, marked interrupted, and exits
+//! non-zero, as iperf3 does.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -102,6 +107,71 @@ fn sigterm_mid_transfer_leaves_no_partial_file_and_both_ends_fail() {
     );
     assert!(json.contains("the receiver was stopped"), "{json}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigint_mid_run_prints_the_client_report_marked_interrupted() {
+    let bin = env!("CARGO_BIN_EXE_joulenet");
+    let mut serve = Command::new(bin)
+        .args(["serve", "--bind", "127.0.0.1:0", "-1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(serve.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .split_whitespace()
+        .nth(3)
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+    // A minute at 20 Mbit/s: the signal comes long before the end.
+    let mut client = Command::new(bin)
+        .args([
+            "client", &addr, "--proto", "nackrate", "-t", "60", "-b", "20Mbps",
+        ])
+        .args(["-i", "0.2", "--json-stream"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(client.stdout.take().unwrap()).lines();
+    // Wait for an interval that sent something, then interrupt.
+    let mut seen = Vec::new();
+    for line in out.by_ref() {
+        let line = line.unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        seen.push(line);
+        if v["event"] == "interval" && v["data"]["sum"]["transport_bytes"].as_u64() > Some(0) {
+            break;
+        }
+    }
+    Command::new("kill")
+        .args(["-INT", &client.id().to_string()])
+        .status()
+        .unwrap();
+    let status = wait_for(&mut client, Duration::from_secs(5));
+    let rest: Vec<String> = out.map_while(Result::ok).collect();
+    let _ = wait_for(&mut serve, Duration::from_secs(5));
+    assert!(status.is_some_and(|s| !s.success()), "{status:?}");
+    let end = rest
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "end")
+        .unwrap_or_else(|| panic!("no report after SIGINT: {seen:?} {rest:?}"));
+    let d = &end["data"];
+    assert_eq!(d["interrupted"], true, "{d}");
+    assert_eq!(d["completed"], false, "{d}");
+    assert!(d["data_packets"].as_u64() > Some(0), "{d}");
+    assert!(
+        d["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("interrupted")),
+        "{d}"
+    );
+    // Nothing is claimed delivered that the receiver did not confirm.
+    assert!(d["bytes_delivered"].is_null(), "{d}");
 }
 
 /// The exit status within `limit`, or `None` (the process is killed).

@@ -64,6 +64,10 @@ pub(crate) struct World {
     pub delay: Duration,
     /// Transmission time per byte.
     pub per_byte: Duration,
+    /// A token bucket in front of each link, as deep as this much of its
+    /// transmission time (0: none): after an idle spell that many bytes
+    /// leave at once, then the link's rate (Linux `tbf`'s `burst`).
+    pub burst: Duration,
     pub drop: DropFn,
     pub source: Vec<u8>,
     pub source_pos: usize,
@@ -85,9 +89,9 @@ pub(crate) struct World {
     /// Answers `Net::link`; `None` (the default): the link layer knows
     /// nothing, unless [`World::mac`] is set.
     pub links: Option<LinkFn>,
-    /// A host's scheduler stalling one agent: its events in each stall are
-    /// handled when the stall ends, in order, at that later time.
-    pub stall: Option<Stall>,
+    /// Hosts' schedulers stalling agents: an agent's events in each of its
+    /// stalls are handled when the stall ends, in order, at that later time.
+    pub stalls: Vec<Stall>,
     /// A MAC under every link; `None` (the default): each packet is one
     /// attempt and `Net::link` answers from [`World::links`] only.
     pub mac: Option<Mac>,
@@ -156,6 +160,7 @@ impl World {
             delay: Duration::from_millis(10),
             // 1 Mbit/s.
             per_byte: Duration::from_nanos(8_000),
+            burst: Duration::ZERO,
             drop: Box::new(|_, _, _, _| false),
             source,
             source_pos: 0,
@@ -170,7 +175,7 @@ impl World {
             previous_hop: None,
             transit: [0; 3],
             links: None,
-            stall: None,
+            stalls: Vec::new(),
             mac: None,
             departures: Default::default(),
         }
@@ -211,8 +216,12 @@ impl World {
         let mut delivered = None;
         for _ in 0..attempts {
             let free = self.link_free.entry((node, next)).or_insert(now);
-            let depart = (*free).max(now) + Duration(self.per_byte.0 * packet.len() as u64);
-            *free = depart;
+            // `free`: when the link's rate has served what was sent (the
+            // bucket's theoretical time); a packet leaves at once if the
+            // bucket still holds its bytes.
+            *free = (*free).max(Time(now.0.saturating_sub(self.burst.0)))
+                + Duration(self.per_byte.0 * packet.len() as u64);
+            let depart = (*free).max(now);
             let dropped = (self.drop)(now, node, next, &packet);
             self.log.push(Sent {
                 at: now,
@@ -331,7 +340,7 @@ impl World {
             Ev::Timer { agent, .. } => Some(*agent),
             Ev::Hop { .. } => None,
         };
-        if let Some(later) = self.stall.zip(agent).map(|(st, a)| st.defer(a, t)) {
+        if let Some(later) = agent.map(|a| self.stalls.iter().fold(t, |t, st| st.defer(a, t))) {
             if later > t {
                 self.queue.push(Reverse((later, s, ev)));
                 return true;

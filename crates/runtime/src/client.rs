@@ -11,6 +11,8 @@
 
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use joulenet_channel::RadioProfile;
@@ -63,6 +65,9 @@ pub struct ClientOptions {
     /// Authenticated mode (`--psk-file`): every datagram sealed
     /// ([`crate::seal`]).
     pub psk: Option<Psk>,
+    /// Set by SIGINT/SIGTERM (`crate::signals`): stop, report what was
+    /// measured so far as interrupted, and fail — as iperf3 does.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl ClientOptions {
@@ -80,9 +85,14 @@ impl ClientOptions {
             node: None,
             to_node: None,
             psk: None,
+            stop: None,
         }
     }
 }
+
+/// How often a client that may be stopped by a signal looks at the flag
+/// (a signal that lands just before the wait does not interrupt it).
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Default port of `serve`/`recv` (iperf3's).
 pub const DEFAULT_PORT: u16 = 5201;
@@ -297,6 +307,7 @@ pub fn run_client(
     };
     let mut no_verdict = false;
     let mut mismatch: Option<String> = None;
+    let mut interrupted = false;
     loop {
         let now = conn.now();
         show_link(&mut conn, &pacer, &links, server, now);
@@ -309,6 +320,14 @@ pub fn run_client(
             pacer.release(now, &mut sendq);
         }
         if verdict.is_some() || refused.is_some() || conn.aborted {
+            break;
+        }
+        if opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            interrupted = true;
             break;
         }
         if conn.is_done() {
@@ -382,8 +401,11 @@ pub fn run_client(
         .into_iter()
         .flatten()
         .min();
-        let timeout =
+        let mut timeout =
             deadline.map(|d| std::time::Duration::from_nanos(d.0.saturating_sub(conn.now().0)));
+        if opts.stop.is_some() {
+            timeout = Some(timeout.map_or(STOP_POLL, |t| t.min(STOP_POLL)));
+        }
         if timeout.is_some_and(|t| t.is_zero()) {
             // Due already: only take what is waiting.
         } else {
@@ -457,7 +479,12 @@ pub fn run_client(
         let _ = flush(&socket, Some(server), &mut sendq, &mut pool);
     }
     let verified = verdict.as_ref().is_some_and(|v| v.verdict.is_success());
-    let error = if let Some(hint) = &mismatch {
+    let error = if interrupted {
+        Some(format!(
+            "interrupted by a signal after {:.2} s: the report covers what was measured until then",
+            end.as_secs_f64()
+        ))
+    } else if let Some(hint) = &mismatch {
         Some(format!(
             "no authenticated answer from {server} within {:.0} s, and it answered without \
              authentication ({hint}): both ends need --psk-file with the same key",
@@ -510,6 +537,7 @@ pub fn run_client(
         f
     });
     summary.error = error.clone();
+    summary.interrupted = interrupted;
     if strangers > 0 {
         rep.note(&format!("{strangers} datagrams from strangers dropped"));
     }

@@ -286,6 +286,10 @@ pub struct Summary {
     /// receiver's verdict and its reason), when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Stopped by a signal before the end (the client's SIGINT/SIGTERM):
+    /// the counters are what was measured until then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Through relays: the ends' node addresses and the hop limits the
     /// received datagrams arrived with (64 minus the relays they crossed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -347,6 +351,7 @@ impl Summary {
             energy,
             file: None,
             error: None,
+            interrupted: false,
             route: conn.route.map(|r| {
                 serde_json::json!({
                     "local": r.local.to_string(),
@@ -368,7 +373,9 @@ impl Summary {
              energy {:.3} J ({} at {})",
             self.protocol,
             self.role,
-            if self.aborted {
+            if self.interrupted {
+                "INTERRUPTED"
+            } else if self.aborted {
                 "ABORTED"
             } else if self.completed {
                 "done"

@@ -40,6 +40,8 @@ struct InFlight {
     offset: u64,
     bytes: u64,
     at: Time,
+    /// The pacer's clock when it left ([`NackrateSender::paced`]).
+    paced: Duration,
 }
 
 /// What one ACK said about the receiver's counters, for rate samples.
@@ -49,13 +51,20 @@ struct Snapshot {
     bytes: u64,
     packets: u64,
     largest: u64,
-    /// When the sender sent the largest packet, if known.
-    sent_at: Option<Time>,
+    /// When the sender sent the largest packet, and the pacer's clock
+    /// then, if known.
+    sent_at: Option<(Time, Duration)>,
 }
 
 /// Transmissions a rate sample spans at least, so that the share lost in
 /// it says something (at 40% loss, 16 give a standard error of 0.12).
 const MIN_SAMPLE_PACKETS: u64 = 16;
+
+/// A sample whose transmissions left in less than this share of the time
+/// the pacer meant them to take was sent in a catch-up burst (after a late
+/// wake): what it measures is how fast the path passes a burst, not its
+/// rate.
+const MIN_PACED_SHARE: f64 = 0.75;
 
 /// How long a late wake is remembered (`LateWakes`: one to two of these).
 const LATE_WAKE_WINDOW: Duration = Duration::from_secs(5);
@@ -75,6 +84,9 @@ pub struct NackrateSender {
     next_packet: u64,
     snd_nxt: u64,
     app_finished: bool,
+    /// The pacer's clock: the sum of the gaps it set between transmissions
+    /// (how long they were meant to take, at the pacing rate of the time).
+    paced: Duration,
     /// The next paced transmission may leave at this time.
     next_send: Time,
     round_end: u64,
@@ -138,6 +150,7 @@ impl NackrateSender {
             next_packet: 0,
             snd_nxt: 0,
             app_finished: false,
+            paced: Duration::ZERO,
             next_send: Time::ZERO,
             round_end: 0,
             pipe_check_end: 0,
@@ -204,6 +217,7 @@ impl NackrateSender {
                 offset,
                 bytes,
                 at: now,
+                paced: self.paced,
             },
         );
         self.inflight += bytes;
@@ -214,6 +228,7 @@ impl NackrateSender {
         // least this wake's lateness, at most `max_late_wake`), so that
         // what it missed goes now and queues at the bottleneck.
         let gap = Duration::from_secs_f64(bytes as f64 / self.model.pacing_rate());
+        self.paced += gap;
         let catch_up = if self.diag.pace_wake {
             self.late_allowance.max(Duration(2 * gap.0))
         } else {
@@ -442,7 +457,7 @@ impl NackrateSender {
     fn rate_sample(&mut self, a: &AckRepr, largest: u64) -> Option<RateSample> {
         let near = self.snapshots.back().copied();
         let unwrap = |prev: u64, v: u32| prev + v.wrapping_sub(prev as u32) as u64;
-        let sent_at = self.flight.get(&largest).map(|f| f.at);
+        let sent_at = self.flight.get(&largest).map(|f| (f.at, f.paced));
         let now = match near {
             None => Snapshot {
                 receiver_us: a.receiver_time_us as u64,
@@ -488,7 +503,16 @@ impl NackrateSender {
         let received = (now.receiver_us - from.receiver_us) as f64 / 1e6;
         // (A send time is unknown only for a packet a probe timeout gave
         // up on: no sample across it.)
-        let sending = now.sent_at?.saturating_since(from.sent_at?).as_secs_f64();
+        let ((sent_now, paced_now), (sent_from, paced_from)) = (now.sent_at?, from.sent_at?);
+        let sending = sent_now.saturating_since(sent_from).as_secs_f64();
+        // Nor from a catch-up burst: a receiver that read late and a
+        // sender that caught up after its own stall leave both clocks
+        // short, and such samples read 7.1 Gbit/s on the 10 Mbit/s link
+        // (issue 18: the sender then read 940 MB in 4 s).
+        let meant = paced_now.saturating_sub(paced_from).as_secs_f64();
+        if sending < MIN_PACED_SHARE * meant {
+            return None;
+        }
         let secs = received.max(sending);
         let bytes = (now.bytes - from.bytes) as f64;
         // The interval ends on an arrival (the ACK's largest packet), which

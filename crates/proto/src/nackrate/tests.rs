@@ -216,11 +216,11 @@ fn stalled_transfer(max_late_wake: Duration, stall: bool) -> (u64, Duration) {
     };
     let mut w = world(cfg, 10_000_000);
     w.drop = random_loss(0.3, 5);
-    w.stall = stall.then_some(Stall {
+    w.stalls = Vec::from_iter(stall.then_some(Stall {
         agent: 0,
         every: Duration::from_millis(100),
         length: Duration::from_millis(20),
-    });
+    }));
     w.start();
     assert!(!w.run(Time::from_secs(1)));
     let before = receiver(&w).stats().packets_received;
@@ -252,6 +252,50 @@ fn late_wakes_of_the_senders_host_cost_little_link_time() {
     assert!(
         share(off) < 0.9,
         "{off} packets without the allowance, {quiet} quiet"
+    );
+}
+
+/// The namespace link's `tbf` lets 16 kB through at once after an idle
+/// spell, and a sender whose host stalled it sends what it missed in a
+/// burst (the late-wake allowance): the burst crosses the bucket at line
+/// rate, and a rate sample over it measured two to three times the link's
+/// rate on hosts (24–27 Mbit/s on the 10 Mbit/s link, issue 18). Paced at
+/// that, the sender overran the link, lost most of what it sent, and spent
+/// seconds repairing it — past the end of its 10 s. The estimate must stay
+/// near the link's rate. It does not yet: a rate sample spans 16
+/// transmissions, of which the bucket passes 11 at once after an idle spell
+/// (the start, a stall), so it reads up to 16 / (16 − 11) of the link's
+/// rate; start-up reaches 2.5× within 70 ms here and the max filter keeps
+/// it for over a second. Samples of 32, 48, 64, 96 transmissions read 1.41,
+/// 1.25, 1.19, 1.11× (as N / (N − 11) predicts), but cost the simulator's
+/// twin at 40% (crates/sim/tests/nackrate.rs, seed 2: 5.63 → 5.28–5.40
+/// Mbit/s, below its 5.40 bound), so no span was changed; excluding samples
+/// sent faster than paced (catch-up bursts) did not move the 2.5×.
+/// docs/PERFORMANCE.md § Late wakes.
+#[test]
+#[ignore = "issue 18, not fixed: start-up takes a token bucket's burst for the link's rate"]
+fn a_burst_through_a_token_bucket_is_not_taken_for_the_links_rate() {
+    let mut w = world(NackrateConfig::default(), 20_000_000);
+    w.drop = random_loss(0.3, 11);
+    // 16 kB of the 10 Mbit/s link's time.
+    w.burst = Duration::from_nanos(800 * 16_384);
+    w.stalls = vec![Stall {
+        agent: 0,
+        every: Duration::from_millis(300),
+        length: Duration::from_millis(40),
+    }];
+    w.start();
+    let link = 1.0 / 800e-9; // bytes per second
+    let mut most: f64 = 0.0;
+    for ms in (10..4_000).step_by(10) {
+        assert!(!w.run(Time::from_millis(ms)), "20 MB take longer than 4 s");
+        most = most.max(sender(&w).model().bw().unwrap_or(0.0));
+    }
+    assert_eq!(w.delivered, pattern(w.delivered.len()));
+    assert!(
+        most < 1.3 * link,
+        "rate estimate reached {:.2} × the link's",
+        most / link
     );
 }
 
@@ -293,4 +337,44 @@ proptest! {
         prop_assert_eq!(&w.delivered, &pattern(bytes));
         prop_assert_eq!(w.finished, 1);
     }
+}
+
+/// Both hosts stalling (issue 18, the bench's runaway): a receiver that
+/// reads late stamps a batch of arrivals at one instant, and a sender that
+/// catches up after its own stall sends a burst, so both clocks of a rate
+/// sample are short. On hosts such samples read 7.1 Gbit/s on the 10 Mbit/s
+/// link, and the sender generated 940 MB in 4 s (its 10 s limit held, but
+/// it had read far more than the link could carry). Here they read 7.5×
+/// the link's rate; a sample sent faster than the pacer meant is now no
+/// rate sample.
+#[test]
+fn a_catch_up_burst_read_late_is_no_rate_sample() {
+    let mut w = world(NackrateConfig::default(), 20_000_000);
+    w.drop = random_loss(0.3, 11);
+    w.burst = Duration::from_nanos(800 * 16_384);
+    w.stalls = vec![
+        Stall {
+            agent: 0,
+            every: Duration::from_millis(500),
+            length: Duration::from_millis(200),
+        },
+        Stall {
+            agent: 1,
+            every: Duration::from_millis(700),
+            length: Duration::from_millis(100),
+        },
+    ];
+    w.start();
+    let link = 1.0 / 800e-9;
+    let mut most: f64 = 0.0;
+    for ms in (10..4_000).step_by(10) {
+        assert!(!w.run(Time::from_millis(ms)), "20 MB take longer than 4 s");
+        most = most.max(sender(&w).model().bw().unwrap_or(0.0));
+    }
+    assert_eq!(w.delivered, pattern(w.delivered.len()));
+    assert!(
+        most < 2.0 * link,
+        "rate estimate reached {:.2} × the link's",
+        most / link
+    );
 }
