@@ -13,6 +13,26 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Starts a receiving command (`recv` or `serve`) and returns it with the
+/// address from its first line, "Server listening on 127.0.0.1:PORT (...)";
+/// the rest of its output is drained so that it never blocks on a pipe.
+fn listening(command: &mut Command) -> (std::process::Child, String) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .split_whitespace()
+        .nth(3)
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
 #[test]
 fn sigterm_mid_transfer_leaves_no_partial_file_and_both_ends_fail() {
     let bin = env!("CARGO_BIN_EXE_joulenet");
@@ -23,22 +43,11 @@ fn sigterm_mid_transfer_leaves_no_partial_file_and_both_ends_fail() {
     let file = dir.join("big.bin");
     std::fs::write(&file, vec![7u8; 4 << 20]).unwrap();
 
-    let mut recv = Command::new(bin)
-        .args(["recv", "--bind", "127.0.0.1:0", "--out"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(recv.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    // "Server listening on 127.0.0.1:PORT (...)"
-    let addr = first
-        .split_whitespace()
-        .nth(3)
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
+    let (mut recv, addr) = listening(
+        Command::new(bin)
+            .args(["recv", "--bind", "127.0.0.1:0", "--out"])
+            .arg(&out),
+    );
 
     // 4 MB at 8 Mbit/s: about 4 s, so the signal falls in the middle.
     // (`emulate` does not print its port: pick a free one.)
@@ -112,20 +121,8 @@ fn sigterm_mid_transfer_leaves_no_partial_file_and_both_ends_fail() {
 #[test]
 fn sigint_mid_run_prints_the_client_report_marked_interrupted() {
     let bin = env!("CARGO_BIN_EXE_joulenet");
-    let mut serve = Command::new(bin)
-        .args(["serve", "--bind", "127.0.0.1:0", "-1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(serve.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .split_whitespace()
-        .nth(3)
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
+    let (mut serve, addr) =
+        listening(Command::new(bin).args(["serve", "--bind", "127.0.0.1:0", "-1"]));
     // A minute at 20 Mbit/s: the signal comes long before the end.
     let mut client = Command::new(bin)
         .args([
